@@ -1,0 +1,189 @@
+"""Scenarios and suites: the shapes a kernel is judged on, read from CSV files.
+
+A suite is a CSV under kernels/attn_fwd/suites/ (or any path a user passes) with the columns
+    name, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal, dtype[, category]
+Bad rows are refused with the file, the line and the reason, never half-loaded.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SUITES_DIR = REPO_ROOT / "kernels" / "attn_fwd" / "suites"
+REQUIRED_COLUMNS = ("name", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "causal", "dtype")
+SUPPORTED_DTYPES = ("bf16",)
+MAX_HEAD_DIM = 256
+CATEGORY_NAMES = {
+    "A": "FlashAttention grid",
+    "B": "GQA model shapes",
+    "C": "ragged lengths",
+    "D": "KV-cache prefill + cross",
+    "user": "user shapes",
+}
+
+
+class SuiteError(ValueError):
+    """A suite file or row that cannot be used; the message names file, line and reason."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    batch: int
+    heads_q: int
+    heads_kv: int
+    seqlen_q: int
+    seqlen_k: int
+    head_dim: int
+    causal: bool
+    dtype: str = "bf16"
+    category: str = "user"
+
+    @property
+    def key(self) -> str:
+        """Identity for caches: the shape, not the (user-chosen) name."""
+        return (f"b{self.batch}_hq{self.heads_q}_hkv{self.heads_kv}_sq{self.seqlen_q}_sk{self.seqlen_k}"
+                f"_d{self.head_dim}_c{int(self.causal)}_{self.dtype}")
+
+    @property
+    def group_size(self) -> int:
+        return self.heads_q // self.heads_kv
+
+    def visible_keys(self, i: int) -> int:
+        """How many keys query row i attends to (bottom-right aligned causal mask)."""
+        if not self.causal:
+            return self.seqlen_k
+        return max(0, min(self.seqlen_k, i + self.seqlen_k - self.seqlen_q + 1))
+
+    def attended_pairs(self) -> int:
+        """Exact count of (query, key) pairs that are not masked, per (batch, head)."""
+        if not self.causal:
+            return self.seqlen_q * self.seqlen_k
+        sq, sk = self.seqlen_q, self.seqlen_k
+        offset = sk - sq  # row i sees keys 0 .. i + offset
+        # rows with i + offset + 1 <= 0 see nothing; rows with i + offset + 1 >= sk see everything
+        total = 0
+        first_partial = max(0, -offset)            # first row that sees >= 1 key
+        first_full = max(0, min(sq, sk - offset - 1))  # first row that sees all sk keys
+        if first_full > first_partial:
+            a = first_partial + offset + 1
+            b = first_full - 1 + offset + 1
+            total += (a + b) * (first_full - first_partial) // 2
+        total += max(0, sq - max(first_full, first_partial)) * sk
+        return total
+
+    def flops(self) -> float:
+        """4*B*Hq*Sq*Sk*D, halved for causal when Sq == Sk (FlashAttention's convention); exact area otherwise."""
+        dense = 4.0 * self.batch * self.heads_q * self.seqlen_q * self.seqlen_k * self.head_dim
+        if not self.causal:
+            return dense
+        if self.seqlen_q == self.seqlen_k:
+            return dense / 2.0
+        return 4.0 * self.batch * self.heads_q * self.attended_pairs() * self.head_dim
+
+    def min_bytes(self) -> float:
+        """Fewest bytes any kernel must move: q, k, v read once, o and lse written once."""
+        q = self.batch * self.seqlen_q * self.heads_q * self.head_dim * 2
+        kv = 2 * self.batch * self.seqlen_k * self.heads_kv * self.head_dim * 2
+        o = q
+        lse = self.batch * self.heads_q * self.seqlen_q * 4
+        return float(q + kv + o + lse)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _parse_int(raw: str, column: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"column {column!r} must be an integer, got {raw!r}") from None
+    return value
+
+
+def _parse_bool(raw: str) -> bool:
+    text = raw.strip().lower()
+    if text in ("1", "true", "yes"):
+        return True
+    if text in ("0", "false", "no"):
+        return False
+    raise ValueError(f"column 'causal' must be 0/1 or true/false, got {raw!r}")
+
+
+def scenario_from_row(row: dict) -> Scenario:
+    """Build a Scenario from one CSV row, raising ValueError with the reason if it is invalid."""
+    missing = [c for c in REQUIRED_COLUMNS if (row.get(c) is None or str(row.get(c)).strip() == "")]
+    if missing:
+        raise ValueError(f"missing value for {', '.join(missing)}")
+    ints = {c: _parse_int(row[c], c) for c in ("batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim")}
+    zero = [c for c, v in ints.items() if v <= 0]
+    if zero:
+        raise ValueError(f"{', '.join(zero)} must be positive (got {', '.join(str(ints[c]) for c in zero)})")
+    if ints["heads_q"] % ints["heads_kv"]:
+        raise ValueError(f"heads_q={ints['heads_q']} is not a multiple of heads_kv={ints['heads_kv']}")
+    if ints["head_dim"] > MAX_HEAD_DIM or ints["head_dim"] % 8:
+        raise ValueError(f"head_dim={ints['head_dim']} must be a multiple of 8 and at most {MAX_HEAD_DIM}")
+    dtype = row["dtype"].strip().lower()
+    if dtype not in SUPPORTED_DTYPES:
+        raise ValueError(f"unknown dtype {row['dtype']!r} (supported: {', '.join(SUPPORTED_DTYPES)})")
+    category = (row.get("category") or "user").strip() or "user"
+    return Scenario(name=row["name"].strip(), causal=_parse_bool(row["causal"]), dtype=dtype,
+                    category=category, **ints)
+
+
+def resolve_suite_path(suite: str | Path) -> Path:
+    """A suite is a name under kernels/attn_fwd/suites/ (smoke, dev26, full) or a path to a CSV."""
+    path = Path(suite)
+    if path.suffix == ".csv" or path.exists():
+        return path
+    return SUITES_DIR / f"{suite}.csv"
+
+
+def load_suite(suite: str | Path) -> list[Scenario]:
+    path = resolve_suite_path(suite)
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
+        raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {known}")
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(line for line in handle if not line.lstrip().startswith("#"))
+        header = reader.fieldnames or []
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise SuiteError(f"{path}:1: header lacks column(s) {', '.join(missing)}; "
+                             f"expected {','.join(REQUIRED_COLUMNS)}[,category]")
+        scenarios, names = [], set()
+        # line numbers count comment lines too, so we re-read them for honest positions
+        data_lines = [n for n, line in enumerate(path.read_text().splitlines(), start=1)
+                      if line.strip() and not line.lstrip().startswith("#")][1:]
+        for line_no, row in zip(data_lines, reader):
+            try:
+                scenario = scenario_from_row(row)
+            except ValueError as err:
+                raise SuiteError(f"{path}:{line_no}: {err}; fix or remove this row") from None
+            if scenario.name in names:
+                raise SuiteError(f"{path}:{line_no}: duplicate scenario name {scenario.name!r}")
+            names.add(scenario.name)
+            scenarios.append(scenario)
+    if not scenarios:
+        raise SuiteError(f"{path}: the suite has no scenarios")
+    return scenarios
+
+
+def write_suite(path: Path, scenarios: list[Scenario]) -> None:
+    columns = list(REQUIRED_COLUMNS) + ["category"]
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for s in scenarios:
+            writer.writerow([s.name, s.batch, s.heads_q, s.heads_kv, s.seqlen_q, s.seqlen_k, s.head_dim,
+                             int(s.causal), s.dtype, s.category])
+
+
+def geomean(values) -> float:
+    values = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not values:
+        return float("nan")
+    return math.exp(sum(math.log(v) for v in values) / len(values))

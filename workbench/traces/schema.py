@@ -1,0 +1,129 @@
+"""Explicit pyarrow schemas of the five trace tables (DESIGN.md, "Trace tables").
+
+Every table carries `session_id`; rows that came from an imported transcript also keep `source_file` and
+`source_line` so any statistic can be traced back to the line it was computed from. Timestamps are UTC
+microseconds. Column names borrow OpenTelemetry GenAI vocabulary where one exists (tool name, token usage).
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+TS = pa.timestamp("us", tz="UTC")
+
+SESSIONS = pa.schema([
+    ("session_id", pa.string()),
+    ("source", pa.string()),            # workbench | claude_code | codex
+    ("source_file", pa.string()),
+    ("started_at", TS),
+    ("ended_at", TS),
+    ("campaign_id", pa.string()),
+    ("arm", pa.string()),               # experiment arm / mode: tools_only | bank | human | hybrid
+    ("agent", pa.string()),             # claude | offline | replay | fake | external
+    ("model", pa.string()),
+    ("kernel_path", pa.string()),
+    ("suite", pa.string()),
+    ("stop_expr", pa.string()),
+    ("stop_reason", pa.string()),
+    ("gpu", pa.string()),
+    ("host", pa.string()),
+    ("workbench_version", pa.string()),
+    ("config_json", pa.string()),
+])
+
+MESSAGES = pa.schema([
+    ("session_id", pa.string()),
+    ("message_id", pa.string()),        # one row per content block: message_id + block_index is unique
+    ("block_index", pa.int32()),
+    ("parent_id", pa.string()),
+    ("turn", pa.int32()),
+    ("role", pa.string()),              # user | assistant | system
+    ("block_type", pa.string()),        # text | thinking | tool_use | tool_result
+    ("is_human", pa.bool_()),           # typed by a person (not a tool result, not an injected bank question)
+    ("is_sidechain", pa.bool_()),
+    ("text", pa.string()),
+    ("ts", TS),
+    ("model", pa.string()),
+    ("input_tokens", pa.int64()),       # usage is recorded once per API message (first block), else null
+    ("output_tokens", pa.int64()),
+    ("cache_read_tokens", pa.int64()),
+    ("cache_write_tokens", pa.int64()),
+    ("cost_usd", pa.float64()),
+    ("source_file", pa.string()),
+    ("source_line", pa.int64()),
+])
+
+TOOL_CALLS = pa.schema([
+    ("session_id", pa.string()),
+    ("call_id", pa.string()),
+    ("turn", pa.int32()),
+    ("tool_index", pa.int64()),         # running count of tool calls in the session (x axis of progress plots)
+    ("tool_name", pa.string()),
+    ("input_json", pa.string()),
+    ("output_text", pa.string()),       # truncated head of the result
+    ("is_error", pa.bool_()),
+    ("error", pa.string()),
+    ("started_at", TS),
+    ("ended_at", TS),
+    ("duration_s", pa.float64()),
+    ("source_file", pa.string()),
+    ("source_line", pa.int64()),
+])
+
+EVALUATIONS = pa.schema([
+    ("session_id", pa.string()),
+    ("eval_id", pa.string()),           # one harness run of one kernel on one suite
+    ("call_id", pa.string()),           # tool call that ran it, when an agent did
+    ("kernel_sha", pa.string()),        # artifacts/<sha>.cu
+    ("suite", pa.string()),
+    ("scenario", pa.string()),
+    ("category", pa.string()),
+    ("status", pa.string()),            # passed | failed | unsupported | skipped | static_only
+    ("reason", pa.string()),            # failure code (verify.REASONS) or empty
+    ("detail", pa.string()),
+    ("rel_l2_err", pa.float64()),
+    ("max_abs_err", pa.float64()),
+    ("us_median", pa.float64()),
+    ("us_p10", pa.float64()),
+    ("us_p90", pa.float64()),
+    ("n_reps", pa.int32()),
+    ("tflops", pa.float64()),
+    ("speedup_vs_original", pa.float64()),
+    ("speedup_vs_fa3", pa.float64()),
+    ("speedup_vs_fa4", pa.float64()),
+    ("speedup_vs_cudnn", pa.float64()),
+    ("speedup_vs_fa2", pa.float64()),
+    ("geomean_vs_original", pa.float64()),   # suite-level figures repeated on every row of the run
+    ("geomean_vs_fa3", pa.float64()),
+    ("all_correct", pa.bool_()),
+    ("stop_met", pa.bool_()),
+    ("flags", pa.string()),             # comma-separated suspicion flags
+    ("gpu", pa.string()),
+    ("versions_json", pa.string()),
+    ("ts", TS),
+    ("source_file", pa.string()),
+    ("source_line", pa.int64()),
+])
+
+INTERVENTIONS = pa.schema([
+    ("session_id", pa.string()),
+    ("intervention_id", pa.string()),
+    ("turn", pa.int32()),
+    ("tool_index", pa.int64()),         # tool calls made before the question was asked
+    ("trigger", pa.string()),           # stall | claim | suspicious | human
+    ("source", pa.string()),            # human | bank
+    ("question_id", pa.string()),
+    ("question_text", pa.string()),
+    ("layer", pa.string()),
+    ("best_speedup_before", pa.float64()),
+    ("ts", TS),
+    ("source_file", pa.string()),
+    ("source_line", pa.int64()),
+])
+
+TABLES: dict[str, pa.Schema] = {
+    "sessions": SESSIONS,
+    "messages": MESSAGES,
+    "tool_calls": TOOL_CALLS,
+    "evaluations": EVALUATIONS,
+    "interventions": INTERVENTIONS,
+}
