@@ -1,0 +1,50 @@
+"""`workbench` command line: one dispatcher, each subcommand lives beside the code it drives.
+
+Subcommands are imported lazily so `workbench check` works without the agent or notebook extras installed,
+and a missing optional dependency is reported in one line instead of a traceback.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+SUBCOMMANDS = {
+    "check": ("workbench.harness.cli_check", "build, verify and time one kernel on a suite"),
+    "campaign": ("workbench.agent.cli", "run an agent campaign on a kernel (question interventions, traces)"),
+    "experiment": ("workbench.agent.cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
+    "bank": ("workbench.agent.questions", "list, add and promote questions of the question bank"),
+    "import": ("workbench.traces.importers", "import Claude Code / Codex transcripts into trace tables"),
+    "report": ("workbench.traces.report", "build the intervention-statistics HTML report from traces"),
+    "evolve": ("workbench.evolve", "evolutionary search with questions as mutation hints"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: workbench <command> [options]", "", "commands:"]
+    lines += [f"  {name:<11} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    lines += ["", "`workbench <command> --help` shows a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        print(f"workbench: unknown command {name!r}; run `workbench --help` for the list", file=sys.stderr)
+        return 2
+    module_name = SUBCOMMANDS[name][0]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        print(f"workbench {name}: needs the Python package {err.name!r}, which is not installed "
+              f"(pip install -e '.[agent,notebook,ray]' installs every optional part)", file=sys.stderr)
+        return 2
+    entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
+    return int(entry(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
