@@ -66,6 +66,7 @@ class ScenarioResult:
     lse_err: Optional[float] = None
     stats: Optional[Stats] = None       # the candidate's timing
     reference_stats: dict = field(default_factory=dict)   # "original"/anchor name -> Stats
+    reference_errors: dict = field(default_factory=dict)  # anchor name -> rel L2 error vs fp32, or a note
     flags: list = field(default_factory=list)
 
     @property

@@ -1,0 +1,251 @@
+"""The public entry point of the harness: check(request) -> SuiteResult.
+
+Build (here, cached) -> evaluation worker (a fresh subprocess on one GPU) -> aggregate, suspicion flags,
+stop predicate. A crashing or hanging candidate costs its worker, never the caller. On a machine without a
+GPU the result is `static_only`: build, resource report and forbidden-library checks, and a plain sentence
+saying that verification and timing need a CUDA GPU.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from typing import Callable, Optional
+
+from workbench.harness.build import build_kernel
+from workbench.harness.problem import ORIGINAL_KERNEL, Problem
+from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
+from workbench.harness.scenarios import REPO_ROOT, Scenario, load_suite
+from workbench.harness.stop import evaluate_stop
+
+WORKER_START_TIMEOUT_S = 240.0   # torch import, CUDA context, anchor imports
+NO_GPU_MESSAGE = ("verification and timing need a CUDA GPU (none found here): ran the build, the resource report "
+                  "and the forbidden-library checks only")
+
+Progress = Callable[[str], None]
+
+
+def gpu_available() -> bool:
+    if os.environ.get("WORKBENCH_NO_GPU"):
+        return False
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def _spec(path: str, request: CheckRequest):
+    """('standin'|'so', path, sha, build) for a kernel path; build is None for stand-ins."""
+    if path.startswith("standin:"):
+        return {"kind": "standin", "path": path.split(":", 1)[1], "sha": path}, None
+    build = build_kernel(path, arch=request.arch, timeout_s=request.build_timeout_s, cache_dir=request.cache_dir)
+    return {"kind": "so", "path": build.so_path, "sha": build.sha}, build
+
+
+class _WorkerStream:
+    """Reads the worker's JSON lines on a thread so the caller can wait with a timeout."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._pump, args=(proc,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, proc):
+        for line in proc.stdout:
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    self.lines.put(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+        self.lines.put(None)   # end of stream
+
+    def next(self, timeout: float):
+        return self.lines.get(timeout=timeout)
+
+
+def _stderr_tail(path: str, lines: int = 3) -> str:
+    try:
+        with open(path, errors="replace") as handle:
+            text = [l.strip() for l in handle.read().splitlines() if l.strip()]
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])[:400]
+
+
+def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress,
+               gpu_index: int = 0) -> tuple[list[ScenarioResult], dict]:
+    """Run one worker process over the scenarios; returns the rows and the worker's start info."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    if job["device"].startswith("cuda"):
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+    with tempfile.NamedTemporaryFile("w+", suffix=".stderr", delete=False) as err_file:
+        err_path = err_file.name
+    rows: dict[str, ScenarioResult] = {}
+    info: dict = {}
+    current: Optional[str] = None
+    failure: Optional[tuple[str, str]] = None
+    with open(err_path, "w") as err_handle:
+        proc = subprocess.Popen([sys.executable, "-m", "workbench.harness.worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err_handle, text=True, env=env, cwd=str(REPO_ROOT))
+        proc.stdin.write(json.dumps(job))
+        proc.stdin.close()
+        stream = _WorkerStream(proc)
+        deadline = time.monotonic() + WORKER_START_TIMEOUT_S
+        index = 0
+        while True:
+            try:
+                event = stream.next(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                failure = ("timeout", f"no progress for {timeout_s:.0f} s" if current else
+                           f"the worker did not start within {WORKER_START_TIMEOUT_S:.0f} s")
+                proc.kill()
+                break
+            if event is None:
+                break
+            kind = event.get("event")
+            if kind == "start":
+                info = event
+                for name, why in event.get("missing_anchors", {}).items():
+                    progress(f"anchor {name} unavailable: {why}")
+            elif kind == "begin":
+                current = event["scenario"]
+                deadline = time.monotonic() + timeout_s
+            elif kind == "result":
+                row = ScenarioResult.from_dict(event["result"])
+                rows[row.name] = row
+                index += 1
+                progress(format_progress(index, len(scenarios), row))
+                current = None
+            elif kind == "fatal":
+                failure = (event.get("reason", "crash"), event.get("detail", ""))
+            elif kind == "done":
+                info.update(event)
+        proc.wait(timeout=30)
+    tail = _stderr_tail(err_path)
+    os.unlink(err_path)
+    if current and current not in rows:
+        reason, detail = failure or ("crash", f"worker exited with code {proc.returncode}")
+        if reason != "timeout":
+            reason = "crash"
+            detail = f"worker exited with code {proc.returncode}" + (f": {tail}" if tail else "")
+        scenario = next(s for s in scenarios if s.name == current)
+        rows[current] = ScenarioResult(scenario=scenario.to_dict(), status=FAILED, reason=reason, detail=detail)
+        index += 1
+        progress(format_progress(index, len(scenarios), rows[current]))
+    elif not info and proc.returncode:
+        info["error"] = f"the evaluation worker failed to start (exit {proc.returncode}): {tail}"
+    lost_at = next((r.name for r in rows.values() if r.reason in ("crash", "timeout", "launch_error")), None)
+    ordered = []
+    for s in scenarios:
+        if s.name in rows:
+            ordered.append(rows[s.name])
+        else:
+            why = f"not run: the worker stopped after {lost_at}" if lost_at else "not run: the worker stopped"
+            ordered.append(ScenarioResult(scenario=s.to_dict(), status=SKIPPED, reason="", detail=why))
+    return ordered, info
+
+
+def format_progress(index: int, total: int, row: ScenarioResult) -> str:
+    head = f"[{index:>3}/{total}] {row.name:<34}"
+    if row.status != "passed":
+        return f"{head} {row.status.upper()} {row.reason}: {row.detail}"[:200]
+    parts = [f"{head} passed", f"{row.stats.median_us:>9.1f} us", f"{row.tflops:>6.1f} TFLOP/s"]
+    for name in ("original", "fa3"):
+        x = row.speedup(name)
+        if x:
+            parts.append(f"x{x:.2f} {name}")
+    return "  ".join(parts)
+
+
+def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[float]) -> None:
+    """Suspicion flags: reported, never failures. Each one is a reason to look before believing."""
+    ceiling = float(problem.ceilings.get("bf16_tflops", 790.0))
+    near = float(problem.flags.get("near_ceiling_fraction", 0.9))
+    noisy = problem.timing.noisy_rel_spread
+    hbm = float(problem.ceilings.get("hbm_tb_s", 4.3)) * 1e12
+    for row in result.rows:
+        if row.stats is None:
+            continue
+        tflops = row.tflops or 0.0
+        if tflops > ceiling:
+            row.flags.append("above_ceiling")
+        elif tflops > near * ceiling:
+            row.flags.append("near_ceiling")
+        if row.stats.rel_spread > noisy:
+            row.flags.append("noisy")
+        min_us = Scenario(**row.scenario).min_bytes() / hbm * 1e6
+        if row.stats.median_us < min_us:
+            row.flags.append("below_memory_floor")
+    for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy"):
+        n = sum(flag in r.flags for r in result.rows)
+        if n:
+            result.flags.append(f"{flag}:{n}")
+    jump = float(problem.flags.get("jump_over_previous_best", 1.5))
+    current = result.geomean_vs("original")
+    if previous_best and current == current and current > jump * previous_best:
+        result.flags.append(f"jump:{current / previous_best:.2f}x_over_previous_best")
+
+
+def check(request: CheckRequest, progress: Optional[Progress] = None, device: Optional[str] = None) -> SuiteResult:
+    """Build, verify and time request.kernel_path on request.suite. Raises SuiteError for a bad suite."""
+    progress = progress or (lambda line: None)
+    start = time.monotonic()
+    scenarios = load_suite(request.suite)
+    problem = Problem.load()
+    result = SuiteResult(kernel_path=request.kernel_path, kernel_sha="", suite=request.suite, status="error",
+                         stop_expr=request.stop_expr, eval_id=uuid.uuid4().hex[:12])
+    candidate, build = _spec(request.kernel_path, request)
+    result.kernel_sha = candidate["sha"]
+    if build is not None:
+        result.build = build.to_dict()
+        progress(build.summary)
+        if build.forbidden or not build.ok:
+            result.status, result.error = ("forbidden" if build.forbidden else "build_failed"), build.summary
+            return _finish(result, request, start, problem)
+    baseline_path = request.baseline_path or str(ORIGINAL_KERNEL)
+    baseline, baseline_build = (None, None) if baseline_path in ("", "none") else _spec(baseline_path, request)
+    if baseline_build is not None and not baseline_build.ok:
+        result.error = f"the baseline kernel does not build: {baseline_build.summary}"
+        return _finish(result, request, start, problem)
+
+    if device is None:
+        device = "cpu" if candidate["kind"] == "standin" else ("cuda" if gpu_available() else "")
+    if not device:
+        result.status, result.error = STATIC_ONLY, NO_GPU_MESSAGE
+        result.rows = [ScenarioResult(scenario=s.to_dict(), status=STATIC_ONLY) for s in scenarios]
+        progress(NO_GPU_MESSAGE)
+        return _finish(result, request, start, problem)
+    if baseline is not None and baseline["kind"] == "so" and device == "cpu":
+        baseline = {"kind": "standin", "path": "slow_correct", "sha": "standin:slow_correct"}
+    job = {"request": request.to_dict(), "candidate": candidate, "baseline": baseline, "device": device,
+           "scenarios": [s.to_dict() for s in scenarios]}
+    rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index)
+    result.rows, result.gpu, result.versions = rows, info.get("gpu", ""), info.get("versions", {})
+    if info.get("error"):
+        result.status, result.error = "crashed", info["error"]
+    else:
+        result.status = "evaluated"
+    apply_flags(result, problem, request.previous_best)
+    return _finish(result, request, start, problem)
+
+
+def _finish(result: SuiteResult, request: CheckRequest, start: float, problem: Problem) -> SuiteResult:
+    result.wall_s = time.monotonic() - start
+    if request.stop_expr and result.status == "evaluated":
+        result.stop_met = evaluate_stop(request.stop_expr, result.stop_variables())
+    elif request.stop_expr:
+        result.stop_met = False
+    return result

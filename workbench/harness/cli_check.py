@@ -1,0 +1,170 @@
+"""`workbench check KERNEL.cu --suite dev26 [--baseline ...] [--anchors fa3,cudnn] [--stop EXPR] [--json PATH]`
+
+Prints a progress line per scenario, then the table and `key: value` geomean lines. Exit codes:
+0 stop condition met, 3 evaluated but not met, 1 candidate failed (build or verification),
+2 usage or environment error (bad suite, no GPU for verification and timing).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import sys
+from pathlib import Path
+
+from workbench.harness.check import check
+from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult
+from workbench.harness.scenarios import CATEGORY_NAMES, SuiteError
+from workbench.harness.stop import StopExprError, parse_stop
+
+EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3
+DEFAULT_STOP = "all_correct"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="workbench check", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kernel", help="candidate .cu file (or standin:NAME for a CPU stand-in)")
+    p.add_argument("--suite", default="dev26", help="smoke | dev26 | full | path/to/suite.csv (default dev26)")
+    p.add_argument("--baseline", default=None, help="kernel speedups are measured against (default: the original)")
+    p.add_argument("--anchors", default="fa3,cudnn,fa2", help=f"comma list of {','.join(ANCHORS)} (default fa3,cudnn,fa2)")
+    p.add_argument("--stop", default=DEFAULT_STOP, help=f"stop predicate (default {DEFAULT_STOP!r})")
+    p.add_argument("--previous-best", type=float, default=None, help="best geomean vs original so far (jump flag)")
+    p.add_argument("--arch", default="sm_90a", help="nvcc target, e.g. sm_90a or sm_100a")
+    p.add_argument("--json", default=None, help="write the full SuiteResult as JSON here")
+    p.add_argument("--traces", default="data/traces", help="append evaluation rows here ('' to skip)")
+    p.add_argument("--cache-dir", default=None, help="build and timing cache (default ~/.cache/workbench)")
+    p.add_argument("--timeout", type=float, default=120.0, help="hard limit per scenario, seconds")
+    p.add_argument("--gpu", type=int, default=0, help="GPU index")
+    return p.parse_args(argv)
+
+
+def _fmt(value, spec: str, empty: str = "-") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return empty
+    return format(value, spec)
+
+
+def format_table(result: SuiteResult) -> str:
+    header = f"{'scenario':<34} {'status':<22} {'rel err':>8} {'us':>10} {'TFLOP/s':>8} {'x orig':>8} {'x FA3':>7}"
+    lines = [header, "-" * len(header)]
+    for r in result.rows:
+        status = r.status if r.status != FAILED else f"FAIL {r.reason}"
+        if r.flags:
+            status += " !" + ",".join(r.flags)
+        lines.append(f"{r.name[:34]:<34} {status[:22]:<22} {_fmt(r.rel_l2_err, '.1e'):>8} "
+                     f"{_fmt(r.stats.median_us if r.stats else None, '.1f'):>10} {_fmt(r.tflops, '.1f'):>8} "
+                     f"{_fmt(r.speedup('original'), '.2f'):>8} {_fmt(r.speedup('fa3'), '.3f'):>7}")
+    return "\n".join(lines)
+
+
+def format_summary(result: SuiteResult) -> str:
+    counts = result.counts()
+    lines = [f"kernel: {result.kernel_path} (sha {result.kernel_sha[:12]})",
+             f"suite: {result.suite}  gpu: {result.gpu or '-'}  wall_s: {result.wall_s:.1f}",
+             "scenarios: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n)]
+    geomeans = result.geomeans()
+    for name, value in geomeans.get("overall", {}).items():
+        per_cat = ", ".join(f"{c} {_fmt(g.get(name), '.3f')}" for c, g in geomeans.items() if c != "overall")
+        lines.append(f"geomean_vs_{name}: {_fmt(value, '.3f')}" + (f"   ({per_cat})" if per_cat else ""))
+    for r in result.rows:
+        notes = {k: v for k, v in r.reference_errors.items() if isinstance(v, str)}
+        for name, note in notes.items():
+            lines.append(f"note: {r.name}: {name}: {note}")
+    if result.flags:
+        lines.append("flags: " + ", ".join(result.flags))
+    lines.append(f"all_correct: {str(result.all_correct).lower()}")
+    if result.stop_expr:
+        lines.append(f"stop: {result.stop_expr!r} -> {'met' if result.stop_met else 'not met'}")
+    return "\n".join(lines)
+
+
+def exit_code(result: SuiteResult) -> int:
+    if result.status in ("build_failed", "forbidden"):
+        return EXIT_FAILED
+    if result.status in ("static_only", "error", "crashed"):
+        return EXIT_USAGE if result.status != "crashed" else EXIT_FAILED
+    if any(r.status == FAILED for r in result.rows):
+        return EXIT_FAILED
+    return EXIT_MET if result.stop_met else EXIT_NOT_MET
+
+
+def evaluation_rows(result: SuiteResult, session_id: str, call_id: str | None = None) -> list[dict]:
+    now = dt.datetime.now(dt.timezone.utc)
+    variables = result.stop_variables()
+    rows = []
+    for r in result.rows:
+        rows.append({
+            "session_id": session_id, "eval_id": result.eval_id, "call_id": call_id, "kernel_sha": result.kernel_sha,
+            "suite": result.suite, "scenario": r.name, "category": r.category, "status": r.status,
+            "reason": r.reason, "detail": r.detail, "rel_l2_err": r.rel_l2_err, "max_abs_err": r.max_abs_err,
+            "us_median": r.stats.median_us if r.stats else None, "us_p10": r.stats.p10_us if r.stats else None,
+            "us_p90": r.stats.p90_us if r.stats else None, "n_reps": r.stats.n if r.stats else None,
+            "tflops": r.tflops, "speedup_vs_original": r.speedup("original"),
+            **{f"speedup_vs_{a}": r.speedup(a) for a in ANCHORS},
+            "geomean_vs_original": variables["geomean_vs_original"], "geomean_vs_fa3": variables["geomean_vs_fa3"],
+            "all_correct": result.all_correct, "stop_met": result.stop_met, "flags": ",".join(r.flags),
+            "gpu": result.gpu, "versions_json": json.dumps(result.versions), "ts": now,
+        })
+    return rows
+
+
+def write_traces(result: SuiteResult, traces_dir: str) -> str:
+    from workbench.traces.writer import TraceWriter
+
+    session_id = f"check-{result.eval_id}"
+    writer = TraceWriter(traces_dir, session_id)
+    now = dt.datetime.now(dt.timezone.utc)
+    writer.append("sessions", [{"session_id": session_id, "source": "workbench", "agent": "none", "started_at": now,
+                                "ended_at": now, "kernel_path": result.kernel_path, "suite": result.suite,
+                                "stop_expr": result.stop_expr, "gpu": result.gpu,
+                                "stop_reason": "stop met" if result.stop_met else result.status}])
+    writer.append("evaluations", evaluation_rows(result, session_id))
+    return session_id
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    kernel = args.kernel
+    if not kernel.startswith("standin:") and not Path(kernel).is_file():
+        print(f"workbench check: kernel file {kernel!r} not found; pass a .cu path "
+              f"(e.g. kernels/attn_fwd/original.cu)", file=sys.stderr)
+        return EXIT_USAGE
+    anchors = tuple(a.strip() for a in args.anchors.split(",") if a.strip())
+    unknown = [a for a in anchors if a not in ANCHORS]
+    if unknown:
+        print(f"workbench check: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(ANCHORS)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        parse_stop(args.stop)
+    except StopExprError as err:
+        print(f"workbench check: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    request = CheckRequest(kernel_path=kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
+                           stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
+                           cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu)
+    try:
+        result = check(request, progress=lambda line: print(line, flush=True))
+    except SuiteError as err:
+        print(f"workbench check: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    if result.build.get("resources"):
+        from workbench.harness.build import BuildResult
+        print(BuildResult.from_dict(result.build).resource_table())
+    if result.status == "evaluated":
+        print(format_table(result))
+    print(format_summary(result))
+    if result.error:
+        print(f"error: {result.error}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(result.to_json())
+    if args.traces and result.status == "evaluated":
+        session_id = write_traces(result, args.traces)
+        print(f"traces: {args.traces} (session {session_id})")
+    return exit_code(result)
+
+
+check_main = main

@@ -1,0 +1,78 @@
+"""Stop predicates: a small, safe expression language over a suite result's figures.
+
+    all_correct and geomean_vs_fa3 >= 1.0
+    n_failed == 0 and (geomean_vs_original > 20 or geomean_vs_fa2 >= 1.1)
+
+Names come from SuiteResult.stop_variables(); only comparisons, and/or/not, arithmetic and numbers are allowed,
+so a predicate from a config file or a command line can never run code.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+
+STOP_NAMES = ("all_correct", "n_passed", "n_failed", "n_unsupported", "n_scenarios", "geomean_vs_original",
+              "geomean_vs_fa3", "geomean_vs_fa4", "geomean_vs_cudnn", "geomean_vs_fa2", "min_vs_fa3", "min_tflops")
+
+
+class StopExprError(ValueError):
+    pass
+
+
+_CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+        ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def parse_stop(expr: str) -> ast.Expression:
+    """Parse and validate; raises StopExprError with what is wrong and what is allowed."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as err:
+        raise StopExprError(f"stop expression {expr!r} is not valid: {err.msg}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in STOP_NAMES and node.id not in ("True", "False"):
+            raise StopExprError(f"stop expression uses unknown name {node.id!r}; known: {', '.join(STOP_NAMES)}")
+        allowed = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.Compare,
+                   ast.BinOp, ast.Name, ast.Load, ast.Constant, *_CMP, *_BIN)
+        if not isinstance(node, allowed):
+            raise StopExprError(f"stop expression {expr!r}: {type(node).__name__} is not allowed "
+                                f"(use comparisons, and/or/not, + - * / and numbers)")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, bool)):
+            raise StopExprError(f"stop expression {expr!r}: only numbers and True/False are allowed as constants")
+    return tree
+
+
+def _eval(node, names: dict):
+    if isinstance(node, ast.Expression):
+        return _eval(node.body, names)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return {"True": True, "False": False}.get(node.id, names.get(node.id))
+    if isinstance(node, ast.BoolOp):
+        values = (_eval(v, names) for v in node.values)
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.UnaryOp):
+        value = _eval(node.operand, names)
+        return (not value) if isinstance(node.op, ast.Not) else -value
+    if isinstance(node, ast.BinOp):
+        return _BIN[type(node.op)](_eval(node.left, names), _eval(node.right, names))
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, names)
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _eval(comparator, names)
+            # a figure that was not measured (NaN, None) never satisfies a comparison
+            if left is None or right is None or (isinstance(left, float) and math.isnan(left)) \
+                    or (isinstance(right, float) and math.isnan(right)):
+                return False
+            if not _CMP[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise StopExprError(f"unsupported expression node {type(node).__name__}")
+
+
+def evaluate_stop(expr: str, variables: dict) -> bool:
+    return bool(_eval(parse_stop(expr), variables))

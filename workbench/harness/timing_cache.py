@@ -1,0 +1,80 @@
+"""Cache of timings that do not change between candidates: the original kernel's and the anchors'.
+
+Keyed by (implementation and its version/sha, scenario shape, GPU name, software versions), so a campaign
+does not re-time FA3 on every call, and numbers from different GPUs or library versions never mix.
+Also keeps the original kernel's sampled output rows, which verification compares candidates against.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from workbench.harness.build import default_cache_dir
+from workbench.harness.result import Stats
+from workbench.harness.scenarios import Scenario
+
+
+class TimingCache:
+    def __init__(self, cache_dir: Optional[Path], gpu: str, versions: dict):
+        self.dir = Path(cache_dir or default_cache_dir())
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "timing_cache.json"
+        self.gpu = gpu
+        self.env = f"{gpu}|torch {versions.get('torch')}|cuda {versions.get('cuda_runtime')}"
+        try:
+            self.entries = json.loads(self.path.read_text()) if self.path.exists() else {}
+        except (OSError, json.JSONDecodeError):
+            self.entries = {}   # a damaged cache is only a cache: start again
+        self.dirty = False
+
+    def _key(self, impl: str, s: Scenario) -> str:
+        return f"{impl}|{s.key}|{self.env}"
+
+    def get(self, impl: str, s: Scenario, with_extra: bool = False):
+        entry = self.entries.get(self._key(impl, s))
+        if entry is None:
+            return None
+        stats = Stats(**entry["stats"])
+        return (stats, entry.get("extra", {})) if with_extra else stats
+
+    def put(self, impl: str, s: Scenario, stats: Stats, extra: Optional[dict] = None) -> None:
+        self.entries[self._key(impl, s)] = {"stats": stats.__dict__, "extra": extra or {}}
+        self.dirty = True
+
+    def flush(self) -> None:
+        if not self.dirty:
+            return
+        # merge with what another worker may have written meanwhile, then replace atomically
+        try:
+            on_disk = json.loads(self.path.read_text()) if self.path.exists() else {}
+        except (OSError, json.JSONDecodeError):
+            on_disk = {}
+        on_disk.update(self.entries)
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(on_disk))
+        os.replace(tmp, self.path)
+        self.entries, self.dirty = on_disk, False
+
+    def _tensor_path(self, key: str) -> Path:
+        return self.dir / "tensors" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".pt")
+
+    def load_tensor(self, key: str):
+        path = self._tensor_path(key)
+        if not path.exists():
+            return None
+        try:
+            return torch.load(path, map_location="cpu")
+        except Exception:
+            return None
+
+    def save_tensor(self, key: str, value) -> None:
+        path = self._tensor_path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        torch.save(value, tmp)
+        os.replace(tmp, path)

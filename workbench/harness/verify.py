@@ -1,0 +1,309 @@
+"""Verification of one kernel on one scenario: every way a kernel can be wrong or cheat gets its own reason.
+
+A kernel is any callable `kernel(inputs, o, lse, scenario) -> int` that enqueues its work on the current
+stream and returns 0 or an error code: the ctypes wrapper of a built .cu on a GPU, or a Python stand-in on the
+CPU (tests/ uses stand-ins with each failure mode of kernels/attn_fwd/wrong/, so CI proves every rejection).
+
+The sequence, all on one set of input buffers (fixed pointers, new contents each step):
+  for each seed (fixed seeds + one fresh):  fill inputs -> poison o/lse -> launch -> snapshot on the stream
+      -> device sync -> guards, inputs unchanged, poison gone, finite, close to the fp32 reference
+      (a miss that matches the previous seed's result is `stale`), and on the first seed close to the original
+  the last seed once more -> bitwise identical (`nondeterministic` otherwise)
+  the inputs x16 -> still correct (`large_scale`: a missing running max overflows)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import torch
+
+from workbench.harness.reference import (BF16_POISON_BITS, GUARD_BF16_BITS, GUARD_F32_BITS, LSE_POISON_BITS,
+                                         Inputs, Reference, reference, sample_rows, softmax_scale)
+from workbench.harness.scenarios import Scenario
+
+REASONS = {
+    "unwritten": "output (o or lse) still holds the poison written before the launch",
+    "nonfinite": "NaN or Inf in the output at normal input scale",
+    "mismatch": "output differs from the fp32 reference beyond tolerance",
+    "lse_mismatch": "lse differs from the fp32 reference beyond tolerance",
+    "mismatch_original": "output differs from the original kernel's beyond tolerance",
+    "large_scale": "wrong or non-finite output when the inputs are scaled x16 (missing running max?)",
+    "inputs_modified": "q, k or v changed during the call",
+    "stream": "output still changing after the given stream finished: work escaped the stream",
+    "stale": "output equals the result for earlier inputs in the same buffers (cached result)",
+    "out_of_bounds": "bytes before or after o / lse were overwritten",
+    "nondeterministic": "the same inputs twice gave different outputs (race?)",
+    "timed_mismatch": "outputs of timed launches are wrong although verification passed",
+    "unsupported": "the kernel refused the shape (returned an error code)",
+    "launch_error": "a CUDA error surfaced after the launch",
+    "crash": "the evaluation process died (illegal address, abort)",
+    "timeout": "the scenario exceeded its time limit",
+}
+
+Kernel = Callable[[Inputs, torch.Tensor, torch.Tensor, Scenario], int]
+
+
+@dataclass
+class Tolerances:
+    rel_l2_tol: float = 1e-2
+    max_abs_tol: float = 4e-2
+    lse_abs_tol: float = 2e-2
+    vs_original_rel_l2_tol: float = 1.2e-2
+    large_scale: float = 16.0
+    sample_rows: int = 96
+    full_reference_max_elems: int = 4_194_304
+    guard_elems: int = 65536
+    original_rows: int = 16      # rows compared against the original kernel (its output is cached)
+    seeds: tuple = (0, 1)
+
+    @classmethod
+    def from_problem(cls, verify_section: dict) -> "Tolerances":
+        known = {k: v for k, v in verify_section.items() if k in cls.__dataclass_fields__}
+        if "seeds" in known:
+            known["seeds"] = tuple(known["seeds"])
+        return cls(**known)
+
+
+@dataclass
+class Outcome:
+    passed: bool
+    reason: str = ""
+    detail: str = ""
+    rel_l2_err: Optional[float] = None
+    max_abs_err: Optional[float] = None
+    lse_err: Optional[float] = None
+    seeds: list = field(default_factory=list)
+
+
+class Failure(Exception):
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail = reason, detail
+
+
+# ---- outputs surrounded by guard bytes ----------------------------------------------------------------
+class GuardedOutputs:
+    """o and lse as views into larger buffers whose margins hold a known pattern."""
+
+    def __init__(self, s: Scenario, device: str, guard: int):
+        self.guard = guard
+        n_o = s.batch * s.seqlen_q * s.heads_q * s.head_dim
+        n_lse = s.batch * s.heads_q * s.seqlen_q
+        self._o = torch.empty(n_o + 2 * guard, dtype=torch.bfloat16, device=device)
+        self._lse = torch.empty(n_lse + 2 * guard, dtype=torch.float32, device=device)
+        self.o = self._o[guard:guard + n_o].view(s.batch, s.seqlen_q, s.heads_q, s.head_dim)
+        self.lse = self._lse[guard:guard + n_lse].view(s.batch, s.heads_q, s.seqlen_q)
+        self._o.view(torch.int16).fill_(GUARD_BF16_BITS)
+        self._lse.view(torch.int32).fill_(GUARD_F32_BITS)
+
+    def poison(self) -> None:
+        self.o.view(torch.int16).fill_(BF16_POISON_BITS)
+        self.lse.view(torch.int32).fill_(LSE_POISON_BITS)
+
+    def guards_intact(self) -> list[str]:
+        g = self.guard
+        bad = []
+        o16, l32 = self._o.view(torch.int16), self._lse.view(torch.int32)
+        if not (bool((o16[:g] == GUARD_BF16_BITS).all()) and bool((o16[-g:] == GUARD_BF16_BITS).all())):
+            bad.append("o")
+        if not (bool((l32[:g] == GUARD_F32_BITS).all()) and bool((l32[-g:] == GUARD_F32_BITS).all())):
+            bad.append("lse")
+        return bad
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    else:
+        from workbench.harness import cpu_device
+        cpu_device.synchronize()
+
+
+def snapshot_on_stream(t: torch.Tensor) -> torch.Tensor:
+    """A copy ordered after the work on the current stream only (not a device-wide sync)."""
+    return t.clone()
+
+
+def _bits_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    view = torch.int16 if a.dtype == torch.bfloat16 else torch.int32
+    return torch.equal(a.view(view), b.view(view))
+
+
+# ---- comparisons ---------------------------------------------------------------------------------------
+@dataclass
+class Errors:
+    rel_l2: float
+    max_abs: float
+    lse: float
+
+
+def errors_against(o: torch.Tensor, lse: torch.Tensor, ref: Reference, s: Scenario) -> Errors:
+    got_o = o[:, ref.rows].float()
+    got_lse = lse[:, :, ref.rows].float()
+    diff = got_o - ref.o
+    ref_norm = float(ref.o.norm())
+    rel_l2 = float(diff.norm()) / ref_norm if ref_norm > 0 else float(diff.norm())
+    ref_max = float(ref.o.abs().max()) if ref.o.numel() else 0.0
+    max_abs = float(diff.abs().max()) / ref_max if ref_max > 0 else float(diff.abs().max() if diff.numel() else 0)
+    finite = torch.isfinite(ref.lse)
+    if bool(finite.any()):
+        lse_diff = (got_lse[finite] - ref.lse[finite]).abs() / ref.lse[finite].abs().clamp(min=1.0)
+        lse_err = float(lse_diff.max())
+    else:
+        lse_err = 0.0
+    empty = ~finite
+    if bool(empty.any()) and not bool((got_lse[empty] == float("-inf")).all()):
+        lse_err = float("inf")   # a row that sees no key must report lse = -inf
+    if math.isnan(rel_l2) or math.isnan(max_abs):
+        rel_l2 = max_abs = float("inf")
+    if math.isnan(lse_err):
+        lse_err = float("inf")
+    return Errors(rel_l2, max_abs, lse_err)
+
+
+def _check_written(out: GuardedOutputs) -> None:
+    o_left = int((out.o.view(torch.int16) == BF16_POISON_BITS).sum())
+    l_left = int((out.lse.view(torch.int32) == LSE_POISON_BITS).sum())
+    if o_left or l_left:
+        parts = []
+        if o_left:
+            parts.append(f"{o_left} of {out.o.numel()} o elements")
+        if l_left:
+            parts.append(f"{l_left} of {out.lse.numel()} lse elements")
+        raise Failure("unwritten", " and ".join(parts) + " never written")
+
+
+def _check_finite(out: GuardedOutputs, scale_note: str = "") -> None:
+    bad_o = int((~torch.isfinite(out.o)).sum())
+    bad_lse = int(torch.isnan(out.lse).sum() + (out.lse == float("inf")).sum())
+    if bad_o or bad_lse:
+        raise Failure("nonfinite", f"{bad_o} o and {bad_lse} lse elements are NaN/Inf{scale_note}")
+
+
+def _check_close(errs: Errors, tol: Tolerances, what: str) -> None:
+    if errs.rel_l2 > tol.rel_l2_tol or errs.max_abs > tol.max_abs_tol:
+        raise Failure("mismatch", f"{what}: rel L2 {errs.rel_l2:.2e} (tol {tol.rel_l2_tol:.0e}), "
+                                  f"max abs {errs.max_abs:.2e} of max|ref| (tol {tol.max_abs_tol:.0e})")
+    if errs.lse > tol.lse_abs_tol:
+        raise Failure("lse_mismatch", f"{what}: lse error {errs.lse:.2e} (tol {tol.lse_abs_tol:.0e})")
+
+
+class Verifier:
+    """Runs the verification sequence for one kernel on one scenario and keeps what timing needs later."""
+
+    def __init__(self, s: Scenario, device: str, tol: Tolerances, fresh_seed: int):
+        self.s, self.device, self.tol = s, device, tol
+        self.fresh_seed = fresh_seed
+        self.inputs = Inputs.allocate(s, device)
+        self.out = GuardedOutputs(s, device, tol.guard_elems)
+        self.references: dict[int, Reference] = {}
+
+    def rows_for(self, seed: int) -> torch.Tensor:
+        """Sampled query rows depend on the seed: fixed for the fixed seeds (so the original's rows can be
+        cached), new with the fresh seed (so no kernel can know in advance which rows are checked)."""
+        gen = torch.Generator().manual_seed(seed)
+        return sample_rows(self.s, self.tol.sample_rows, self.tol.full_reference_max_elems, gen)
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(self.tol.seeds) + [self.fresh_seed]
+
+    def reference_for(self, seed: int, scale: float = 1.0) -> Reference:
+        key = seed if scale == 1.0 else -seed - 1
+        if key not in self.references:
+            self.inputs.fill(seed, scale)
+            self.references[key] = reference(self.s, self.inputs, self.rows_for(seed))
+        return self.references[key]
+
+    def launch(self, kernel: Kernel, seed: int, scale: float = 1.0) -> None:
+        """Fill inputs, poison, launch, and check the stream contract, the guards and the inputs."""
+        self.inputs.fill(seed, scale)
+        pristine = self.inputs.clone()
+        self.out.poison()
+        synchronize(self.device)
+        rc = kernel(self.inputs, self.out.o, self.out.lse, self.s)
+        if rc:
+            raise Failure("unsupported", f"attn_fwd returned error code {rc}")
+        snap_o, snap_lse = snapshot_on_stream(self.out.o), snapshot_on_stream(self.out.lse)
+        synchronize(self.device)
+        if not (_bits_equal(snap_o, self.out.o) and _bits_equal(snap_lse, self.out.lse)):
+            raise Failure("stream", "o/lse changed after the stream passed to attn_fwd had finished")
+        bad_guards = self.out.guards_intact()
+        if bad_guards:
+            raise Failure("out_of_bounds", f"wrote outside {' and '.join(bad_guards)} (guard bytes changed)")
+        changed = self.inputs.equal(pristine)
+        if changed:
+            raise Failure("inputs_modified", f"{', '.join(changed)} changed during the call")
+
+    def run(self, kernel: Kernel, original: Optional[Reference] = None) -> Outcome:
+        """original: the original kernel's output on the first fixed seed (sampled rows), if known."""
+        outcome = Outcome(passed=False, seeds=self.seeds)
+        worst = None
+        try:
+            previous: Optional[Reference] = None
+            for index, seed in enumerate(self.seeds):
+                ref = self.reference_for(seed)
+                self.launch(kernel, seed)
+                _check_written(self.out)
+                _check_finite(self.out)
+                errs = errors_against(self.out.o, self.out.lse, ref, self.s)
+                if previous is not None and (errs.rel_l2 > self.tol.rel_l2_tol):
+                    prev_errs = errors_against(self.out.o, self.out.lse, previous, self.s)
+                    if prev_errs.rel_l2 <= self.tol.rel_l2_tol:
+                        raise Failure("stale", f"seed {seed}: output matches the previous inputs' result "
+                                               f"(rel L2 {prev_errs.rel_l2:.1e} to it, {errs.rel_l2:.1e} to the right one)")
+                _check_close(errs, self.tol, f"seed {seed}")
+                worst = errs if worst is None else Errors(max(worst.rel_l2, errs.rel_l2),
+                                                           max(worst.max_abs, errs.max_abs), max(worst.lse, errs.lse))
+                if index == 0 and original is not None:
+                    vs = errors_against(self.out.o, self.out.lse, original, self.s)
+                    if vs.rel_l2 > self.tol.vs_original_rel_l2_tol:
+                        raise Failure("mismatch_original", f"seed {seed}: rel L2 {vs.rel_l2:.2e} against the original "
+                                                           f"kernel (tol {self.tol.vs_original_rel_l2_tol:.0e})")
+                previous = ref
+            # the same inputs again must give the same bits
+            first = (self.out.o.clone(), self.out.lse.clone())
+            self.launch(kernel, self.seeds[-1])
+            if not (_bits_equal(first[0], self.out.o) and _bits_equal(first[1], self.out.lse)):
+                n = int((first[0].view(torch.int16) != self.out.o.view(torch.int16)).sum())
+                raise Failure("nondeterministic", f"seed {self.seeds[-1]} twice: {n} o elements differ")
+            # large inputs: exp overflows without a running max
+            big = self.tol.large_scale
+            ref_big = self.reference_for(self.fresh_seed, big)
+            try:
+                self.launch(kernel, self.fresh_seed, big)
+                _check_written(self.out)
+                _check_finite(self.out, f" at input scale x{big:g}")
+                _check_close(errors_against(self.out.o, self.out.lse, ref_big, self.s), self.tol, f"inputs x{big:g}")
+            except Failure as err:
+                if err.reason in ("unwritten", "nonfinite", "mismatch", "lse_mismatch"):
+                    raise Failure("large_scale", err.detail) from None
+                raise
+        except Failure as err:
+            outcome.reason, outcome.detail = err.reason, err.detail
+        else:
+            outcome.passed = True
+        if worst is not None:
+            outcome.rel_l2_err, outcome.max_abs_err, outcome.lse_err = worst.rel_l2, worst.max_abs, worst.lse
+        return outcome
+
+
+def kernel_output_reference(kernel: Kernel, s: Scenario, device: str, tol: Tolerances, seed: int,
+                            rows: torch.Tensor) -> Optional[Reference]:
+    """Run a trusted kernel (the original) once on a seed and keep its sampled rows for comparisons."""
+    from workbench.harness.reference import reference_from_output
+
+    inputs = Inputs.allocate(s, device)
+    inputs.fill(seed)
+    out = GuardedOutputs(s, device, 0 if tol.guard_elems == 0 else 16)
+    out.poison()
+    if kernel(inputs, out.o, out.lse, s):
+        return None
+    synchronize(device)
+    return reference_from_output(out.o, out.lse, rows)
+
+
+__all__ = ["REASONS", "Tolerances", "Outcome", "Verifier", "GuardedOutputs", "Failure", "errors_against",
+           "kernel_output_reference", "softmax_scale", "synchronize"]

@@ -1,0 +1,218 @@
+"""Evaluation worker: one fresh process per candidate (per GPU) verifies and times it on every scenario.
+
+    python -m workbench.harness.worker < job.json
+
+A job is {"request", "candidate", "baseline", "scenarios", "device"} (see check.py). The worker writes one
+JSON line per event to a private copy of stdout (fd 1 itself is pointed at stderr first, so whatever the
+candidate prints cannot forge results): {"event": "begin", "scenario": name}, {"event": "result", ...},
+{"event": "done", "gpu": ..., "versions": ...}. A kernel that faults poisons the CUDA context, so after a CUDA
+error the worker reports it and stops; the parent marks the rest as skipped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+
+from workbench.harness.problem import Problem
+from workbench.harness.reference import Inputs
+from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
+from workbench.harness.scenarios import Scenario
+from workbench.harness.timing import Timer
+from workbench.harness.timing_cache import TimingCache
+from workbench.harness.verify import (GuardedOutputs, Reference, Verifier, errors_against,
+                                      kernel_output_reference)
+
+_out = None
+
+
+def emit(event: str, **payload) -> None:
+    _out.write(json.dumps({"event": event, **payload}, allow_nan=True) + "\n")
+    _out.flush()
+
+
+def load_kernel(spec: dict):
+    if spec["kind"] == "standin":
+        from workbench.harness.standins import STANDINS
+        return STANDINS[spec["path"]]
+    from workbench.harness.kernel_lib import CudaKernel
+    return CudaKernel(spec["path"])
+
+
+def environment(device: str, anchor_versions: dict) -> tuple[str, dict]:
+    versions = {"torch": torch.__version__, **{f"anchor_{k}": v for k, v in anchor_versions.items()}}
+    if device.startswith("cuda"):
+        props = torch.cuda.get_device_properties(0)
+        versions["cuda_runtime"] = torch.version.cuda
+        versions["sms"] = props.multi_processor_count
+        return props.name, versions
+    return "cpu", versions
+
+
+class ScenarioRun:
+    """Everything done for one scenario: verify the candidate, then time it, the baseline and the anchors."""
+
+    def __init__(self, job: dict, problem: Problem, timer: Timer, cache: TimingCache, anchors: dict,
+                 fresh_seed: int):
+        self.job, self.problem, self.timer, self.cache, self.anchors = job, problem, timer, cache, anchors
+        self.device = job["device"]
+        self.fresh_seed = fresh_seed
+
+    def original_rows(self, s: Scenario, verifier: Verifier, baseline) -> Reference | None:
+        """The original kernel's output on the first fixed seed, on a few sampled rows (cached on disk)."""
+        spec = self.job.get("baseline")
+        if baseline is None or spec is None or spec["sha"] == self.job["candidate"]["sha"]:
+            return None
+        tol = self.problem.tolerances
+        seed = tol.seeds[0]
+        rows = verifier.rows_for(seed)[: tol.original_rows]
+        key = f"original-rows|{spec['sha'][:16]}|{s.key}|{seed}|{len(rows)}|{self.cache.gpu}"
+        cached = self.cache.load_tensor(key)
+        if cached is not None:
+            return Reference(rows=cached["rows"].to(self.device), o=cached["o"].to(self.device).float(),
+                             lse=cached["lse"].to(self.device))
+        ref = kernel_output_reference(baseline, s, self.device, tol, seed, rows)
+        if ref is not None:
+            self.cache.save_tensor(key, {"rows": ref.rows.cpu(), "o": ref.o.to(torch.bfloat16).cpu(), "lse": ref.lse.cpu()})
+        return ref
+
+    def time_kernel(self, kernel, s: Scenario, sets: list[Inputs], refs: list[Reference]) -> tuple[Stats, str]:
+        """Time with rotating input sets and poisoned outputs; then check what the timed launches wrote."""
+        outs = [GuardedOutputs(s, self.device, 16) for _ in sets]
+        stats = self.timer.time(lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s),
+                                before=lambda i: outs[i].poison(), n_sets=len(sets))
+        tol = self.problem.tolerances
+        for i, (out, ref) in enumerate(zip(outs, refs)):
+            errs = errors_against(out.o, out.lse, ref, s)
+            if not (errs.rel_l2 <= tol.rel_l2_tol and errs.max_abs <= tol.max_abs_tol):
+                return stats, f"timed launch on input set {i}: rel L2 {errs.rel_l2:.2e} (verification passed)"
+        return stats, ""
+
+    def time_anchor(self, name: str, anchor, s: Scenario, sets: list[Inputs], refs: list[Reference]):
+        o, _ = anchor(sets[0], s)
+        torch.cuda.synchronize()
+        ref = refs[0]
+        diff = o[:, ref.rows].float() - ref.o
+        rel = float(diff.norm() / ref.o.norm()) if float(ref.o.norm()) > 0 else float(diff.norm())
+        stats = self.timer.time(lambda i: anchor(sets[i], s), n_sets=len(sets))
+        return stats, rel
+
+    def run(self, s: Scenario, candidate, baseline) -> ScenarioResult:
+        problem, tol = self.problem, self.problem.tolerances
+        verifier = Verifier(s, self.device, tol, self.fresh_seed)
+        original = self.original_rows(s, verifier, baseline)
+        outcome = verifier.run(candidate, original)
+        result = ScenarioResult(scenario=s.to_dict(), status=PASSED if outcome.passed else FAILED,
+                                reason=outcome.reason, detail=outcome.detail, rel_l2_err=outcome.rel_l2_err,
+                                max_abs_err=outcome.max_abs_err, lse_err=outcome.lse_err)
+        if outcome.reason == "unsupported":
+            result.status = UNSUPPORTED
+        if not outcome.passed:
+            return result
+        # timing inputs: the fresh seed and the first fixed seed, whose references already exist
+        seeds = [self.fresh_seed, tol.seeds[0]][: max(1, problem.timing.input_sets)]
+        refs = [verifier.reference_for(seed) for seed in seeds]
+        sets = []
+        for seed in seeds:
+            x = Inputs.allocate(s, self.device)
+            x.fill(seed)
+            sets.append(x)
+        del verifier
+        result.stats, timed_problem = self.time_kernel(candidate, s, sets, refs)
+        if timed_problem:
+            result.status, result.reason, result.detail = FAILED, "timed_mismatch", timed_problem
+            return result
+        spec = self.job.get("baseline")
+        if baseline is not None and spec is not None:
+            key = f"original|{spec['sha'][:16]}"
+            stats = self.cache.get(key, s)
+            if stats is None:
+                stats, problem_note = self.time_kernel(baseline, s, sets, refs)
+                if problem_note:
+                    result.reference_errors["original"] = "original failed: " + problem_note
+                self.cache.put(key, s, stats)
+            result.reference_stats["original"] = stats
+        for name, (anchor, version) in self.anchors.items():
+            key = f"{name}|{version}"
+            cached = self.cache.get(key, s, with_extra=True)
+            try:
+                if cached is None:
+                    stats, rel = self.time_anchor(name, anchor, s, sets, refs)
+                    self.cache.put(key, s, stats, extra={"rel_l2_err": rel})
+                else:
+                    stats, rel = cached[0], cached[1].get("rel_l2_err")
+                result.reference_stats[name] = stats
+                result.reference_errors[name] = rel
+            except Exception as err:   # an anchor that refuses a shape is noted, never fatal
+                if "CUDA error" in str(err) or "illegal" in str(err):
+                    raise
+                result.reference_errors[name] = f"unsupported: {type(err).__name__}: {str(err)[:100]}"
+        return result
+
+
+def main() -> int:
+    global _out
+    _out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)   # candidate printf/puts goes to stderr, never into the result stream
+    job = json.loads(sys.stdin.read())
+    request = CheckRequest.from_dict(job["request"])
+    problem = Problem.load()
+    device = job["device"]
+    fresh_seed = job.get("fresh_seed") or secrets.randbelow(2**31 - 1) + 100
+    anchors, anchor_versions, missing = {}, {}, {}
+    if device.startswith("cuda"):
+        from workbench.harness.anchors import load_anchors
+        loaded, anchor_versions, missing = load_anchors(request.anchors)
+        anchors = {n: (loaded[n], anchor_versions[n]) for n in loaded}
+    elif request.anchors:
+        missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
+    gpu, versions = environment(device, anchor_versions)
+    emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed)
+    cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
+    timer = Timer(device, problem.timing)
+    try:
+        candidate = load_kernel(job["candidate"])
+        baseline = load_kernel(job["baseline"]) if job.get("baseline") else None
+    except OSError as err:
+        emit("fatal", reason="launch_error", detail=f"cannot load the kernel library: {err}")
+        return 3
+    runner = ScenarioRun(job, problem, timer, cache, anchors, fresh_seed)
+    stream = torch.cuda.Stream() if device.startswith("cuda") else None
+    for raw in job["scenarios"]:
+        s = Scenario(**raw)
+        emit("begin", scenario=s.name)
+        try:
+            if stream is not None:
+                with torch.cuda.stream(stream):
+                    result = runner.run(s, candidate, baseline)
+            else:
+                result = runner.run(s, candidate, baseline)
+        except RuntimeError as err:   # a CUDA error poisons the context: report and stop
+            text = str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
+            emit("result", result=ScenarioResult(scenario=s.to_dict(), status=FAILED, reason="launch_error",
+                                                 detail=text).to_dict())
+            if "CUDA" in str(err) or "cuda" in str(err):
+                emit("fatal", reason="launch_error", detail=f"CUDA context lost in {s.name}: {text}")
+                return 3
+            continue
+        finally:
+            if device.startswith("cuda"):
+                torch.cuda.empty_cache()
+        emit("result", result=result.to_dict())
+        cache.flush()
+    emit("done", gpu=gpu, versions=versions)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    except Exception:
+        sys.stderr.write(traceback.format_exc())
+        code = 4
+    sys.exit(code)
