@@ -147,7 +147,8 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
         progress(format_progress(index, len(scenarios), rows[current]))
     elif not info and proc.returncode:
         info["error"] = f"the evaluation worker failed to start (exit {proc.returncode}): {tail}"
-    lost_at = next((r.name for r in rows.values() if r.reason in ("crash", "timeout", "launch_error")), None)
+    lost_at = next((r.name for r in rows.values() if r.reason in ("crash", "timeout", "launch_error")
+                    or (job["request"].get("fail_fast") and r.status == FAILED)), None)
     ordered = []
     for s in scenarios:
         if s.name in rows:

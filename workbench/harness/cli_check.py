@@ -37,6 +37,7 @@ def parse_args(argv):
     p.add_argument("--cache-dir", default=None, help="build and timing cache (default ~/.cache/workbench)")
     p.add_argument("--timeout", type=float, default=120.0, help="hard limit per scenario, seconds")
     p.add_argument("--gpu", type=int, default=0, help="GPU index")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failing scenario")
     return p.parse_args(argv)
 
 
@@ -144,7 +145,8 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     request = CheckRequest(kernel_path=kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
                            stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
-                           cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu)
+                           cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu,
+                           fail_fast=args.fail_fast)
     try:
         result = check(request, progress=lambda line: print(line, flush=True))
     except SuiteError as err:

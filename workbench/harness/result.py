@@ -211,6 +211,7 @@ class CheckRequest:
     scenario_timeout_s: float = 120.0         # hard limit per scenario inside the worker
     cache_dir: Optional[str] = None           # build and timing caches (default ~/.cache/workbench)
     gpu_index: int = 0
+    fail_fast: bool = False                   # stop at the first failing scenario (the rest: skipped)
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -205,6 +205,8 @@ def main() -> int:
                 torch.cuda.empty_cache()
         emit("result", result=result.to_dict())
         cache.flush()
+        if request.fail_fast and result.status == FAILED:
+            break
     emit("done", gpu=gpu, versions=versions)
     return 0
 

@@ -1,0 +1,71 @@
+"""The whole harness path on the CPU: worker subprocess, JSON events, crash and hang isolation, exit codes."""
+import json
+
+import pytest
+
+from workbench.harness.check import check
+from workbench.harness.cli_check import main as check_main
+from workbench.harness.result import CheckRequest, SuiteResult
+from workbench.traces.writer import read_table
+
+
+def smoke(tmp_path, kernel, **kw):
+    request = CheckRequest(kernel_path=kernel, suite="smoke", anchors=(), cache_dir=str(tmp_path / "cache"), **kw)
+    lines = []
+    return check(request, progress=lines.append), lines
+
+
+def test_correct_standin_end_to_end(tmp_path):
+    result, lines = smoke(tmp_path, "standin:correct", stop_expr="all_correct and geomean_vs_original > 1")
+    assert result.status == "evaluated" and result.all_correct and result.stop_met
+    assert len(lines) == 8 and all("passed" in l for l in lines)
+    assert result.geomean_vs("original") > 1.0      # the slow stand-in baseline sleeps 2 ms per call
+    row = result.rows[0]
+    assert row.stats.n >= 3 and row.stats.p10_us <= row.stats.median_us <= row.stats.p90_us
+    again = SuiteResult.from_dict(json.loads(result.to_json()))
+    assert again.geomean_vs("original") == pytest.approx(result.geomean_vs("original"))
+
+
+def test_crash_is_isolated_and_the_rest_skipped(tmp_path):
+    result, lines = smoke(tmp_path, "standin:crash")
+    assert result.rows[0].reason == "crash" and "exited with code" in result.rows[0].detail
+    assert all(r.status == "skipped" for r in result.rows[1:])
+    assert not result.all_correct
+
+
+def test_hang_times_out(tmp_path):
+    result, _ = smoke(tmp_path, "standin:hang", scenario_timeout_s=3.0)
+    assert result.rows[0].reason == "timeout"
+    assert result.wall_s < 60
+
+
+def test_jump_flag(tmp_path):
+    result, _ = smoke(tmp_path, "standin:correct", previous_best=0.01)
+    assert any(f.startswith("jump:") for f in result.flags)
+
+
+def test_cli_exit_codes_json_and_traces(tmp_path, capsys):
+    traces, out_json = tmp_path / "traces", tmp_path / "r.json"
+    code = check_main(["standin:correct", "--suite", "smoke", "--anchors", "", "--json", str(out_json),
+                       "--traces", str(traces), "--cache-dir", str(tmp_path / "c")])
+    text = capsys.readouterr().out
+    assert code == 0 and "geomean_vs_original:" in text and "all_correct: true" in text
+    assert json.loads(out_json.read_text())["all_correct"] is True
+    rows = read_table(traces, "evaluations")
+    assert len(rows) == 8 and set(rows.status) == {"passed"}
+    assert check_main(["standin:correct", "--suite", "smoke", "--anchors", "", "--traces", "",
+                       "--stop", "geomean_vs_original > 1e9", "--cache-dir", str(tmp_path / "c")]) == 3
+    assert check_main(["standin:wrong_scale", "--suite", "smoke", "--anchors", "", "--traces", "",
+                       "--cache-dir", str(tmp_path / "c")]) == 1
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["missing.cu"], "not found"),
+    (["standin:correct", "--suite", "nope"], "suite not found"),
+    (["standin:correct", "--stop", "speed > 1"], "unknown name"),
+    (["standin:correct", "--anchors", "fa9"], "unknown anchor"),
+])
+def test_cli_usage_errors_are_one_line(argv, needle, capsys):
+    assert check_main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1

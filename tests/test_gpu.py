@@ -1,0 +1,72 @@
+"""GPU acceptance of the harness (run on the H200: `pytest -m gpu tests/test_gpu.py`; never in CI).
+
+Results are written as JSON under $WORKBENCH_GPU_OUT (default .cache/gpu) so docs/benchmarks.md can cite them.
+"""
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from workbench.harness.check import check, gpu_available
+from workbench.harness.result import CheckRequest
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU")]
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "kernels" / "attn_fwd"
+OUT = Path(os.environ.get("WORKBENCH_GPU_OUT", ROOT / ".cache" / "gpu"))
+CACHE = os.environ.get("WORKBENCH_CACHE")
+
+
+def run(kernel, suite, **kw):
+    request = CheckRequest(kernel_path=str(kernel), suite=suite, cache_dir=CACHE, **kw)
+    result = check(request, progress=lambda line: print(line, flush=True))
+    return result
+
+
+def save(name, result):
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}.json").write_text(result.to_json())
+
+
+def test_original_passes_full_with_anchors():
+    result = run(KERNELS / "original.cu", "full", anchors=("fa3", "cudnn", "fa2"))
+    save("original_full", result)
+    failing = [(r.name, r.reason, r.detail) for r in result.rows if r.status != "passed"]
+    assert not failing, failing[:5]
+    # the anchors ran and are themselves correct with margin under our tolerance
+    for anchor in ("fa3", "cudnn"):
+        errs = [r.reference_errors.get(anchor) for r in result.rows]
+        numeric = [e for e in errs if isinstance(e, float)]
+        assert len(numeric) >= 0.9 * len(errs), f"{anchor} ran on too few scenarios"
+        assert max(numeric) < 0.5 * 1e-2, f"{anchor} max rel err {max(numeric):.2e}"
+    assert result.geomean_vs("fa3") == result.geomean_vs("fa3")   # measured (not NaN)
+
+
+def _wrong_kernels():
+    with open(KERNELS / "wrong" / "expected.csv") as handle:
+        return [(row["kernel"], row["expected_reasons"].split("|")) for row in csv.DictReader(handle)]
+
+
+@pytest.mark.parametrize("kernel,expected", _wrong_kernels(), ids=lambda x: x if isinstance(x, str) else "")
+def test_wrong_kernel_is_rejected_with_its_reason(kernel, expected):
+    path = KERNELS / "wrong" / (kernel if kernel.endswith(".cu") else kernel + ".cu")
+    result = run(path, "dev26", anchors=(), fail_fast=True)
+    save(f"wrong_{path.stem}", result)
+    reasons = [r.reason for r in result.rows if r.status in ("failed", "unsupported")]
+    assert reasons, f"{kernel} was not rejected"
+    assert reasons[0] in expected, f"{kernel}: got {reasons[0]} ({result.rows[0].detail}), expected {expected}"
+
+
+def test_same_kernel_twice_gives_geomeans_within_2_percent():
+    kernel = KERNELS / "ladder" / "02_mma.cu"
+    if not kernel.exists():
+        kernel = KERNELS / "original.cu"
+    first = run(kernel, "dev26", anchors=("fa3",))
+    second = run(kernel, "dev26", anchors=("fa3",))
+    save("twice_first", first)
+    save("twice_second", second)
+    a, b = first.geomean_vs("fa3"), second.geomean_vs("fa3")
+    assert first.all_correct and second.all_correct
+    assert abs(a / b - 1) < 0.02, (a, b)
