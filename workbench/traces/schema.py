@@ -24,6 +24,13 @@ SESSIONS = pa.schema([
     ("suite", pa.string()),
     ("stop_expr", pa.string()),
     ("stop_reason", pa.string()),
+    ("turns", pa.int32()),              # totals when the session ended (null while it runs)
+    ("tool_calls", pa.int64()),
+    ("total_tokens", pa.int64()),
+    ("cost_usd", pa.float64()),
+    ("best_sha", pa.string()),
+    ("best_vs_original", pa.float64()),
+    ("best_vs_fa3", pa.float64()),
     ("gpu", pa.string()),
     ("host", pa.string()),
     ("workbench_version", pa.string()),
@@ -40,7 +47,9 @@ MESSAGES = pa.schema([
     ("block_type", pa.string()),        # text | thinking | tool_use | tool_result
     ("is_human", pa.bool_()),           # typed by a person (not a tool result, not an injected bank question)
     ("is_sidechain", pa.bool_()),
-    ("text", pa.string()),
+    ("text", pa.string()),              # tool_use: the JSON input; tool_result: the output
+    ("tool_use_id", pa.string()),       # tool_use / tool_result blocks: the pairing id
+    ("tool_name", pa.string()),         # tool_use blocks
     ("ts", TS),
     ("model", pa.string()),
     ("input_tokens", pa.int64()),       # usage is recorded once per API message (first block), else null
@@ -73,6 +82,7 @@ EVALUATIONS = pa.schema([
     ("session_id", pa.string()),
     ("eval_id", pa.string()),           # one harness run of one kernel on one suite
     ("call_id", pa.string()),           # tool call that ran it, when an agent did
+    ("turn", pa.int32()),
     ("kernel_sha", pa.string()),        # artifacts/<sha>.cu
     ("suite", pa.string()),
     ("scenario", pa.string()),
@@ -97,6 +107,7 @@ EVALUATIONS = pa.schema([
     ("all_correct", pa.bool_()),
     ("stop_met", pa.bool_()),
     ("flags", pa.string()),             # comma-separated suspicion flags
+    ("suite_flags", pa.string()),       # the run's suite-level flags, repeated on every row
     ("gpu", pa.string()),
     ("versions_json", pa.string()),
     ("ts", TS),
