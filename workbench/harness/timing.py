@@ -69,8 +69,11 @@ class Timer:
         """launch(i) enqueues one call on input set i; before(i) runs untimed first (e.g. poisoning o)."""
         cfg = self.cfg
         n_sets = max(1, n_sets or cfg.input_sets)
+        warm_s = 0.0
         for i in range(cfg.warmup):
-            self._one(launch, i % n_sets, before)
+            warm_s += self._one(launch, i % n_sets, before) * 1e-6
+            if warm_s > cfg.time_cap_s / 4:   # a slow kernel is warm after one call; don't pay for more
+                break
         samples: list[float] = []
         spent_s = 0.0
         while len(samples) < cfg.max_reps:

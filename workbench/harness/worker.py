@@ -131,6 +131,8 @@ class ScenarioRun:
         if baseline is not None and spec is not None:
             key = f"original|{spec['sha'][:16]}"
             stats = self.cache.get(key, s)
+            if stats is None and spec["sha"] == self.job["candidate"]["sha"]:
+                stats = result.stats      # the candidate is the original: one timing serves both
             if stats is None:
                 stats, problem_note = self.time_kernel(baseline, s, sets, refs)
                 if problem_note:

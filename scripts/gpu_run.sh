@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device call on the H200: install the carried wheels, then run the named stages; logs and JSON under $OUT.
+#   bash scripts/gpu_run.sh probe wrong full ladder bench
+# Stages
+#   probe   environment report, the original kernel on smoke and dev26 with the anchors
+#   wrong   pytest -m gpu: every kernels/attn_fwd/wrong/ kernel rejected with its reason
+#   full    pytest -m gpu: the original passes `full` (fills the timing cache), anchors correct, twice within 2 %
+#   ladder  every ladder rung on `full` with FA3, cuDNN and FA2 (original cached)
+#   bench   harness wall time: dev26 and full for the best ladder rung with FA3 as anchor, original cached
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=/tmp/wbcache WORKBENCH_GPU_OUT="$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD || exit 2
+else
+  export PYTHONPATH=$PWD
+fi
+# timing cache (original kernel + anchors) carried between calls: .gpucache/wbcache.tgz <-> $OUT/wbcache.tgz
+mkdir -p /tmp/wbcache
+[ -f .gpucache/wbcache.tgz ] && tar -xzf .gpucache/wbcache.tgz -C /tmp/wbcache
+save_cache() { tar -czf "$OUT/wbcache.tgz" -C /tmp/wbcache --exclude=build . 2>/dev/null; }
+trap save_cache EXIT
+wb() { python3 -m workbench.cli "$@"; }
+summary() { echo "== $1"; grep -E "^(geomean_vs|all_correct|scenarios|suite|flags|stop)" "$2" | sed 's/^/   /'; }
+for stage in "$@"; do
+  echo "#### stage $stage $(date -u +%FT%TZ)"
+  case $stage in
+    probe)
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$OUT/env.txt"
+      python3 -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())" | tee -a "$OUT/env.txt"
+      nvcc --version | tail -1 | tee -a "$OUT/env.txt"
+      wb check kernels/attn_fwd/original.cu --suite smoke --anchors fa3,cudnn,fa2 --traces '' 2>&1 | tee "$OUT/probe_smoke.log"
+      /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/original.cu --suite dev26 --anchors fa3,cudnn,fa2 \
+        --json "$OUT/original_dev26.json" --traces '' 2>&1 | tee "$OUT/original_dev26.log"
+      summary "original dev26" "$OUT/original_dev26.log" ;;
+    wrong)
+      python3 -m pytest -m gpu tests/test_gpu.py -k wrong -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_wrong.log" | tail -30 ;;
+    full)
+      python3 -m pytest -m gpu tests/test_gpu.py -k "not wrong" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
+    ladder)
+      for k in kernels/attn_fwd/ladder/*.cu; do
+        n=$(basename "$k" .cu)
+        /usr/bin/time -f "wall %e s" python3 -m workbench.cli check "$k" --suite full --anchors fa3,cudnn,fa2 \
+          --json "$OUT/ladder_${n}_full.json" --traces '' > "$OUT/ladder_${n}_full.log" 2>&1
+        summary "$n full" "$OUT/ladder_${n}_full.log"; grep -E "^wall|FAIL" "$OUT/ladder_${n}_full.log" | head -5
+      done ;;
+    bench)
+      best=${BENCH_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}
+      for suite in dev26 full; do
+        /usr/bin/time -f "wall %e s" python3 -m workbench.cli check "$best" --suite $suite --anchors fa3 \
+          --traces '' > "$OUT/bench_${suite}.log" 2>&1
+        echo "== bench $suite ($best, anchors fa3, original cached): $(grep -E '^wall' "$OUT/bench_${suite}.log")"
+        grep -E "^(geomean_vs|all_correct)" "$OUT/bench_${suite}.log"
+      done ;;
+    *) echo "unknown stage $stage" ;;
+  esac
+done
