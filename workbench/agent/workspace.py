@@ -43,20 +43,24 @@ class Workspace:
 
     # ---- creation ----------------------------------------------------------------------------------
     @classmethod
-    def create(cls, base: str | Path, campaign_id: str, kernel_source: str | Path, config: dict) -> "Workspace":
+    def create(cls, base: str | Path, campaign_id: str, kernel_source: str | Path | None, config: dict,
+               kernel_text: str | None = None) -> "Workspace":
         if not CAMPAIGN_ID.match(campaign_id):
             raise WorkspaceError(f"campaign id {campaign_id!r}: use letters, digits, '.', '_' or '-'")
         root = Path(base) / campaign_id
         if root.exists():
             raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another id")
-        text = Path(kernel_source).read_text()
+        text = kernel_text if kernel_text is not None else Path(kernel_source).read_text()
         for sub in ("artifacts", "traces", "state"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         ws = cls(root)
         ws.kernel_path.write_text(text)
         ws.save_artifact(text)
-        ws.config_path.write_text(redact(json.dumps(config, indent=2, default=str)))
+        ws.write_config(config)
         return ws
+
+    def write_config(self, config: dict) -> None:
+        self.config_path.write_text(redact(json.dumps(config, indent=2, default=str)))
 
     @classmethod
     def open(cls, base: str | Path, campaign_id: str) -> "Workspace":

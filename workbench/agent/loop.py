@@ -1,0 +1,401 @@
+"""The campaign loop: one agent, one kernel, tools, questions at turn boundaries, until the harness says stop.
+
+    config = CampaignConfig(kernel_path="kernels/attn_fwd/original.cu", suite="dev26", mode="bank")
+    campaign = Campaign.create(config, backend)          # campaigns/<id>/ is made; traces are recorded
+    campaign.subscribe(my_callback)                      # every event (workbench.agent.events)
+    summary = campaign.run()                             # -> CampaignStopped
+
+From another thread (a notebook widget): `campaign.ask("are you winning on cycles or on wall time?")` puts a
+person's question in the inbox (delivered at the next turn boundary in modes human/hybrid) and
+`campaign.stop()` ends the campaign at the next turn boundary. `Campaign.resume(id, backend)` continues a
+campaign after a crash or an interrupt from its last committed turn.
+
+A turn: the backend produces an assistant message; its tool calls run in order; the intervention policy looks
+at the turn; the next user message is the tool results, then the question if one is asked (or, when the agent
+ended its turn with no tool call and nothing is asked, a one-line note that the stop condition does not hold).
+The campaign ends only when a harness run reports that the stop predicate holds, or a budget runs out.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+import tomllib
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from workbench.agent.backends import BackendError, BackendExhausted, TurnRequest
+from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
+                                    MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
+                                    TriggerDetected, TurnCommitted, TurnStarted)
+from workbench.agent.interventions import Inbox, Policy, PolicyConfig
+from workbench.agent.questions import DEFAULT_BANK, load_bank
+from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
+from workbench.agent.tools import HarnessDefaults, Toolbox
+from workbench.agent.workspace import Workspace, WorkspaceError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
+DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
+PROBLEM_FILE = REPO_ROOT / "kernels" / "attn_fwd" / "problem.toml"
+
+SYSTEM_PROMPT = """\
+You are optimising a single-file CUDA attention-forward kernel (bf16 in, fp32 accumulation) for an NVIDIA H200
+(sm_90a). The working file is kernel.cu in your workspace; it must keep exporting
+
+  extern "C" int attn_fwd(q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal,
+                          softmax_scale, cudaStream_t stream)
+
+with the layouts and masking rules described in its header comment. CUTLASS, CuTe, cuBLAS and cuDNN are not
+allowed. Use the tools: read, list, write and edit files in the workspace; run_harness builds, verifies and
+times a file on the suite "{suite}" and reports per-scenario results, geomean speedups against the original
+kernel and FA3, suspicion flags, and whether the stop condition holds; compile_report, sass_summary and
+ncu_profile look inside a build; revert restores an evaluated version by its sha.
+
+The campaign ends only when run_harness reports that the stop condition holds: {stop_expr}
+Your own judgement that the kernel is finished does not end it. Measure before you believe a change helped.
+"""
+CONTINUE_TEXT = ("The stop condition ({stop_expr}) does not hold yet; the best so far is {best} against the "
+                 "original kernel. Continue.")
+TRUNCATED_TEXT = "Your reply was cut off at the output token limit. Continue where you stopped."
+
+
+@dataclass
+class Budget:
+    tool_calls: int = 300
+    tokens: int = 20_000_000
+    wall_s: float = 8 * 3600.0
+    usd: float = 100.0
+    turns: int = 400
+
+    @classmethod
+    def parse(cls, text: str, base: "Budget | None" = None) -> "Budget":
+        """'tool_calls=200,tokens=5e6,wall=2h,usd=20,turns=100' (any subset) over `base`."""
+        budget = Budget(**asdict(base)) if base else cls()
+        aliases = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",
+                   "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns"}
+        for item in filter(None, (p.strip() for p in (text or "").split(","))):
+            key, sep, value = item.partition("=")
+            if not sep or key.strip() not in aliases:
+                raise ValueError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, turns=N")
+            field_name, value = aliases[key.strip()], value.strip().lower().lstrip("$")
+            if field_name == "wall_s":
+                scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(value[-1:], None)
+                seconds = float(value[:-1]) * scale if scale else float(value)
+                budget.wall_s = seconds
+            elif field_name == "usd":
+                budget.usd = float(value)
+            else:
+                setattr(budget, field_name, int(float(value)))
+        return budget
+
+
+@dataclass
+class CampaignConfig:
+    kernel_path: str = DEFAULT_KERNEL
+    suite: str = "dev26"
+    mode: str = "bank"                  # tools_only | bank | human | hybrid
+    stop_expr: str = DEFAULT_STOP
+    agent: str = "offline"              # claude | offline | replay:PATH | fake (recorded in traces)
+    model: str = ""
+    campaign_id: str = ""
+    root: str = "campaigns"
+    anchors: list = field(default_factory=lambda: ["fa3"])
+    budget: Budget = field(default_factory=Budget)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    bank_path: str = str(DEFAULT_BANK)
+    seed: int = 0
+    arm: str = ""                       # experiment arm label (default: the mode)
+    initial_sha: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CampaignConfig":
+        data = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        data["budget"] = Budget(**data.get("budget", {}))
+        data["policy"] = PolicyConfig(**data.get("policy", {}))
+        return cls(**data)
+
+
+def problem_ceiling(path: Path = PROBLEM_FILE) -> dict:
+    """Ceiling and flag thresholds of the problem (read directly: the harness modules pull in torch)."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    out = {}
+    if "bf16_tflops" in data.get("ceilings", {}):
+        out["ceiling_tflops"] = float(data["ceilings"]["bf16_tflops"])
+    flags = data.get("flags", {})
+    if "near_ceiling_fraction" in flags:
+        out["near_ceiling_fraction"] = float(flags["near_ceiling_fraction"])
+    if "jump_over_previous_best" in flags:
+        out["jump_ratio"] = float(flags["jump_over_previous_best"])
+    return out
+
+
+def new_campaign_id(mode: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{mode}-{uuid.uuid4().hex[:4]}"
+
+
+def _finite(x) -> Optional[float]:
+    return float(x) if x is not None and isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+class Campaign:
+    def __init__(self, config: CampaignConfig, backend, workspace: Workspace, evaluator: Callable | None = None,
+                 bank: list | None = None, record: bool = True):
+        self.config, self.backend, self.ws = config, backend, workspace
+        self.bus = EventBus()
+        self.inbox = Inbox()
+        self._stop_requested = threading.Event()
+        self.policy = Policy(config.mode, bank if bank is not None else load_bank(config.bank_path),
+                             config.policy, seed=config.seed)
+        # a replaying backend answers the harness and GPU tools from its recording
+        evaluator = evaluator or getattr(backend, "evaluator", None)
+        self.toolbox = Toolbox(workspace, evaluator, HarnessDefaults(
+            suite=config.suite, stop_expr=config.stop_expr, anchors=tuple(config.anchors)),
+            best_provider=lambda: self.best_vs_original, recorded=getattr(backend, "recorded", None))
+        self.system = SYSTEM_PROMPT.format(suite=config.suite, stop_expr=config.stop_expr or "(none)")
+        # loop state (snapshotted after every committed turn)
+        self.messages: list = []
+        self.questions: list = []           # InterventionFired.to_dict() of every question asked
+        self.turn = 0
+        self.tool_index = 0
+        self.tokens = 0
+        self.cost_usd = 0.0
+        self.elapsed_s = 0.0
+        self.best_vs_original: Optional[float] = None
+        self.best_vs_fa3: Optional[float] = None
+        self.best_sha = ""
+        self.last_message_id = ""
+        self.resumed = False
+        self._t0 = time.monotonic()
+        if record:
+            info = {"source": "workbench", "campaign_id": workspace.campaign_id, "arm": config.arm or config.mode,
+                    "agent": config.agent, "model": config.model or getattr(backend, "model", ""),
+                    "kernel_path": config.kernel_path, "suite": config.suite, "stop_expr": config.stop_expr,
+                    "workbench_version": "0.1.0", "config_json": _config_json(config)}
+            self.subscribe(TraceRecorder(workspace.traces_dir, workspace.campaign_id, info), critical=True)
+
+    # ---- construction ----------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, config: CampaignConfig, backend, evaluator: Callable | None = None, bank: list | None = None,
+               kernel_text: str | None = None) -> "Campaign":
+        config.campaign_id = config.campaign_id or new_campaign_id(config.mode)
+        if not config.model:
+            config.model = getattr(backend, "model", "")
+        source = Path(config.kernel_path)
+        if kernel_text is None and not source.is_file():
+            raise WorkspaceError(f"kernel {config.kernel_path} not found; pass --kernel PATH to a .cu file")
+        ws = Workspace.create(config.root, config.campaign_id, source, config.to_dict(), kernel_text=kernel_text)
+        config.initial_sha = ws.save_artifact(ws.kernel_path.read_text())
+        ws.write_config(config.to_dict())
+        campaign = cls(config, backend, ws, evaluator, bank)
+        ws.write_snapshot(0, campaign._snapshot())
+        return campaign
+
+    @classmethod
+    def resume(cls, campaign_id: str, backend, root: str = "campaigns", evaluator: Callable | None = None,
+               bank: list | None = None) -> "Campaign":
+        ws = Workspace.open(root, campaign_id)
+        config = CampaignConfig.from_dict(ws.read_config())
+        committed = committed_turn(ws.traces_dir, campaign_id)
+        snap = ws.load_snapshot(committed)
+        if snap is None:
+            raise WorkspaceError(f"campaign {campaign_id}: no saved state for turn {committed}; cannot resume")
+        trim_uncommitted(ws.traces_dir, campaign_id, committed)
+        ws.prune_snapshots(committed)
+        campaign = cls(config, backend, ws, evaluator, bank)
+        campaign._restore(snap)
+        campaign.resumed = True
+        return campaign
+
+    # ---- the API a UI uses (thread-safe) ----------------------------------------------------------------
+    def subscribe(self, fn, critical: bool = False) -> Callable[[], None]:
+        return self.bus.subscribe(fn, critical)
+
+    def ask(self, text: str, question_id: str = "") -> bool:
+        """Queue a person's question for the next turn boundary. False (and a Notice) when the mode asks
+        no person's questions (tools_only, bank)."""
+        if not self.policy.takes_human_questions:
+            self.bus.publish(Notice(level="warning", text=f"mode {self.config.mode} does not deliver a person's "
+                                    "questions; use mode human or hybrid"))
+            return False
+        self.inbox.push(text, question_id)
+        return True
+
+    def stop(self) -> None:
+        """End the campaign at the next turn boundary."""
+        self._stop_requested.set()
+
+    # ---- running ------------------------------------------------------------------------------------
+    def run(self) -> CampaignStopped:
+        self._t0 = time.monotonic()
+        c = self.config
+        self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode, agent=c.agent,
+                                         model=c.model, kernel_path=c.kernel_path, suite=c.suite,
+                                         stop_expr=c.stop_expr, workspace=str(self.ws.root), resumed=self.resumed,
+                                         turn=self.turn))
+        reason = detail = ""
+        try:
+            while not reason:
+                reason, detail = self._budget_left_before_turn()
+                if not reason and self._stop_requested.is_set():
+                    reason, detail = "stopped_by_user", "stop requested"
+                if not reason:
+                    reason, detail = self._one_turn()
+        except BackendExhausted as err:
+            reason, detail = "agent_finished", str(err)
+        except BackendError as err:
+            reason, detail = "backend_error", str(err)
+        except KeyboardInterrupt:
+            reason, detail = "interrupted", f"resume with --resume {self.ws.campaign_id}"
+        stopped = CampaignStopped(reason=reason, detail=detail, turn=self.turn, tool_calls=self.tool_index,
+                                  best_sha=self.best_sha, best_vs_original=self.best_vs_original,
+                                  best_vs_fa3=self.best_vs_fa3, tokens=self.tokens, cost_usd=self.cost_usd,
+                                  wall_s=self._elapsed())
+        self.bus.publish(stopped)
+        return stopped
+
+    def _elapsed(self) -> float:
+        return self.elapsed_s + (time.monotonic() - self._t0)
+
+    def _budget_left_before_turn(self) -> tuple[str, str]:
+        b = self.config.budget
+        if self.turn >= b.turns:
+            return "budget_turns", f"{self.turn} turns"
+        if self.tool_index >= b.tool_calls:
+            return "budget_tool_calls", f"{self.tool_index} tool calls"
+        if self.tokens >= b.tokens:
+            return "budget_tokens", f"{self.tokens} tokens"
+        if self.cost_usd >= b.usd:
+            return "budget_usd", f"${self.cost_usd:.2f}"
+        if self._elapsed() >= b.wall_s:
+            return "budget_wall_time", f"{self._elapsed():.0f} s"
+        return "", ""
+
+    def _one_turn(self) -> tuple[str, str]:
+        turn = self.turn + 1
+        publish = self.bus.publish
+        publish(TurnStarted(turn=turn))
+        request = TurnRequest(self.system, self.toolbox.specs, list(self.messages), turn, list(self.questions))
+        reply = self.backend.next_turn(request, lambda index, text: publish(
+            MessageDelta(turn=turn, block_index=index, text=text)))
+        assistant_id = reply.message_id or f"msg_{self.ws.campaign_id}_{turn:05d}"
+        self.tokens += reply.usage.total
+        self.cost_usd += reply.cost_usd or 0.0
+        publish(MessageDone(turn=turn, message_id=assistant_id, parent_id=self.last_message_id, role="assistant",
+                            content=reply.content, model=reply.model, usage=reply.usage, cost_usd=reply.cost_usd,
+                            stop_reason=reply.stop_reason))
+        self.messages.append({"role": "assistant", "content": reply.content})
+
+        results, stop_met, out_of_calls = [], False, False
+        for block in reply.tool_uses:
+            if self.tool_index >= self.config.budget.tool_calls:
+                out_of_calls = True
+                results.append({"type": "tool_result", "tool_use_id": block["id"], "is_error": True,
+                                "content": "not run: the campaign's tool-call budget is spent"})
+                continue
+            stop_met = self._run_tool(turn, block, results) or stop_met
+
+        ended = not reply.tool_uses and reply.stop_reason != "max_tokens"
+        trigger, why = self.policy.detect_trigger(reply.text, ended, stop_met)
+        if trigger:
+            publish(TriggerDetected(turn=turn, trigger=trigger, reason=why))
+        inquiry = None
+        if not stop_met:
+            human = self.inbox.pop() if self.policy.takes_human_questions else None
+            inquiry = self.policy.decide(trigger, why, human)
+        content, human_block = list(results), None
+        if inquiry:
+            content.append({"type": "text", "text": inquiry.text})
+            human_block = len(content) - 1 if inquiry.source == "human" else None
+            fired = InterventionFired(turn=turn, tool_index=self.tool_index, intervention_id=uuid.uuid4().hex[:12],
+                                      trigger=inquiry.trigger, source=inquiry.source,
+                                      question_id=inquiry.question_id, text=inquiry.text, layer=inquiry.layer,
+                                      reason=inquiry.reason, best_before=self.best_vs_original)
+            self.questions.append(fired.to_dict())
+            publish(fired)
+        elif not results:
+            best = f"x{self.best_vs_original:.3f}" if self.best_vs_original else "no correct run yet"
+            content.append({"type": "text", "text": TRUNCATED_TEXT if reply.stop_reason == "max_tokens" else
+                            CONTINUE_TEXT.format(stop_expr=self.config.stop_expr or "none", best=best)})
+        user_id = f"user_{self.ws.campaign_id}_{turn:05d}"
+        publish(MessageDone(turn=turn, message_id=user_id, parent_id=assistant_id, role="user", content=content,
+                            human_block=human_block))
+        self.messages.append({"role": "user", "content": content})
+        self.turn, self.last_message_id = turn, user_id
+        # state first, then the record: a crash between them leaves a snapshot of a turn that is not committed
+        self.ws.write_snapshot(turn, self._snapshot())
+        publish(TurnCommitted(turn=turn, tool_index=self.tool_index, tokens=self.tokens, cost_usd=self.cost_usd))
+        self.ws.prune_snapshots(turn)
+
+        if stop_met:
+            return "stop_condition_met", f"the harness reports that {self.config.stop_expr} holds"
+        if out_of_calls:
+            return "budget_tool_calls", f"{self.tool_index} tool calls"
+        return "", ""
+
+    def _run_tool(self, turn: int, block: dict, results: list) -> bool:
+        """Run one tool call, publish its events, append its tool_result. True when the stop condition holds."""
+        self.tool_index += 1
+        self.policy.on_tool_call()
+        call_id, name, data = block["id"], block["name"], block.get("input") or {}
+        self.bus.publish(ToolCallStarted(turn=turn, call_id=call_id, tool_index=self.tool_index, name=name, input=data))
+        started, t0 = time.time(), time.monotonic()
+        outcome = self.toolbox.run(name, data, call_id)
+        duration = time.monotonic() - t0
+        self.bus.publish(ToolCallFinished(turn=turn, call_id=call_id, tool_index=self.tool_index, name=name,
+                                          input=data, output=outcome.text, is_error=outcome.is_error,
+                                          started_at=started, duration_s=duration))
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": outcome.text}
+        if outcome.is_error:
+            result["is_error"] = True
+        results.append(result)
+        if outcome.result is None:
+            return False
+        return self._on_evaluation(turn, call_id, outcome)
+
+    def _on_evaluation(self, turn: int, call_id: str, outcome) -> bool:
+        r = outcome.result
+        variables = r.stop_variables() if r.rows else {}
+        g_orig = _finite(variables.get("geomean_vs_original"))
+        g_fa3 = _finite(variables.get("geomean_vs_fa3"))
+        score = g_orig if r.all_correct else None
+        new_best = self.policy.on_evaluation(r, score)
+        if new_best:
+            self.best_vs_original, self.best_vs_fa3, self.best_sha = score, g_fa3, outcome.kernel_sha
+        self.bus.publish(EvaluationDone(turn=turn, call_id=call_id, tool_index=self.tool_index,
+                                        eval_id=outcome.eval_id, kernel_sha=outcome.kernel_sha, result=r,
+                                        geomean_vs_original=g_orig, geomean_vs_fa3=g_fa3,
+                                        best_vs_original=self.best_vs_original, best_vs_fa3=self.best_vs_fa3,
+                                        is_new_best=new_best))
+        return bool(r.stop_met)
+
+    # ---- snapshots (resume) ----------------------------------------------------------------------------
+    def _snapshot(self) -> dict:
+        return {"turn": self.turn, "messages": self.messages, "questions": self.questions,
+                "tool_index": self.tool_index, "tokens": self.tokens, "cost_usd": self.cost_usd,
+                "elapsed_s": self._elapsed(), "best_vs_original": self.best_vs_original,
+                "best_vs_fa3": self.best_vs_fa3, "best_sha": self.best_sha, "last_message_id": self.last_message_id,
+                "kernel": self.ws.kernel_path.read_text(), "policy": self.policy.snapshot(),
+                "backend": self.backend.snapshot() if hasattr(self.backend, "snapshot") else {}}
+
+    def _restore(self, snap: dict) -> None:
+        for key in ("turn", "messages", "questions", "tool_index", "tokens", "cost_usd", "elapsed_s",
+                    "best_vs_original", "best_vs_fa3", "best_sha", "last_message_id"):
+            setattr(self, key, snap[key])
+        self.ws.kernel_path.write_text(snap["kernel"])
+        self.policy.restore(snap["policy"])
+        if hasattr(self.backend, "restore"):
+            self.backend.restore(snap.get("backend") or {})
+
+
+def _config_json(config: CampaignConfig) -> str:
+    import json
+    return json.dumps(config.to_dict(), default=str)

@@ -1,0 +1,167 @@
+"""The trace recorder: a subscriber that turns campaign events into rows of the five trace tables.
+
+Rows of a turn are buffered and written when the turn is committed, one part file per table, `messages`
+last: a turn is in the record exactly when its messages are, and a kill -9 loses at most the turn in flight.
+`trim_uncommitted` removes rows of a turn whose messages never landed, so a resumed campaign neither loses
+nor duplicates rows. The `sessions` row is rewritten in place (one row per session). Every string goes
+through the writer's redaction.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
+                                    MessageDone, Notice, ToolCallFinished, TurnCommitted)
+from workbench.traces.schema import TABLES
+from workbench.traces.writer import TraceWriter, read_table, to_table
+
+OUTPUT_TEXT_CHARS = 30_000
+TURN_TABLES = ("tool_calls", "evaluations", "interventions", "messages")   # write order; messages commits
+
+
+def utc(ts: float | None):
+    return datetime.fromtimestamp(ts, tz=timezone.utc) if ts else None
+
+
+def _nan_to_none(x):
+    return None if x is None or x != x else x
+
+
+def block_text(block: dict) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return block.get("text", "")
+    if kind == "tool_use":
+        return json.dumps(block.get("input", {}))
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            return "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+        return str(content)
+    if kind == "thinking":
+        return block.get("thinking", "")
+    return json.dumps(block)
+
+
+class TraceRecorder:
+    def __init__(self, root: str | Path, session_id: str, session_info: dict):
+        self.writer = TraceWriter(root, session_id)
+        self.session_id = session_id
+        self.info = dict(session_info)        # static columns of the sessions row
+        self.buffer = {t: [] for t in TURN_TABLES}
+
+    def __call__(self, event) -> None:
+        handler = getattr(self, f"_on_{event.kind}", None)
+        if handler:
+            handler(event)
+
+    # ---- sessions ----------------------------------------------------------------------------------
+    def _write_session(self, row: dict) -> None:
+        directory = self.writer.root / "sessions" / self.session_id
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("part-*.parquet"):
+            if stale.name != "part-00000.parquet":
+                stale.unlink()
+        tmp = directory / "part-00000.tmp"
+        pq.write_table(to_table("sessions", [dict(row, session_id=self.session_id)]), tmp)
+        os.replace(tmp, directory / "part-00000.parquet")
+
+    def _on_campaign_started(self, e: CampaignStarted) -> None:
+        previous = read_table(self.writer.root, "sessions", self.session_id)
+        started = previous["started_at"].iloc[0].to_pydatetime() if len(previous) else utc(e.ts)
+        self.info.update(started_at=started, host=socket.gethostname())
+        self._write_session(self.info)
+
+    def _on_campaign_stopped(self, e: CampaignStopped) -> None:
+        self.buffer = {t: [] for t in TURN_TABLES}       # an uncommitted turn is not part of the record
+        self._write_session(dict(self.info, ended_at=utc(e.ts), stop_reason=f"{e.reason}: {e.detail}".strip(": "),
+                                 turns=e.turn, tool_calls=e.tool_calls, total_tokens=e.tokens,
+                                 cost_usd=e.cost_usd, best_sha=e.best_sha, best_vs_original=e.best_vs_original,
+                                 best_vs_fa3=e.best_vs_fa3))
+
+    # ---- per-turn rows -----------------------------------------------------------------------------
+    def _on_message_done(self, e: MessageDone) -> None:
+        for i, block in enumerate(e.content):
+            row = {"message_id": e.message_id, "block_index": i, "parent_id": e.parent_id or None, "turn": e.turn,
+                   "role": e.role, "block_type": block.get("type"), "is_human": e.human_block == i,
+                   "is_sidechain": False, "text": block_text(block), "ts": utc(e.ts), "model": e.model or None,
+                   "tool_use_id": block.get("id") or block.get("tool_use_id"), "tool_name": block.get("name")}
+            if i == 0 and e.usage is not None:
+                row.update(input_tokens=e.usage.input_tokens, output_tokens=e.usage.output_tokens,
+                           cache_read_tokens=e.usage.cache_read_tokens, cache_write_tokens=e.usage.cache_write_tokens,
+                           cost_usd=e.cost_usd)
+            self.buffer["messages"].append(row)
+
+    def _on_tool_call_finished(self, e: ToolCallFinished) -> None:
+        self.buffer["tool_calls"].append({
+            "call_id": e.call_id, "turn": e.turn, "tool_index": e.tool_index, "tool_name": e.name,
+            "input_json": json.dumps(e.input), "output_text": e.output[:OUTPUT_TEXT_CHARS], "is_error": e.is_error,
+            "error": e.output.splitlines()[0][:500] if e.is_error and e.output else None,
+            "started_at": utc(e.started_at), "ended_at": utc(e.started_at + e.duration_s), "duration_s": e.duration_s})
+
+    def _on_evaluation_done(self, e: EvaluationDone) -> None:
+        r = e.result
+        variables = r.stop_variables() if r.rows else {}
+        common = {"eval_id": e.eval_id, "call_id": e.call_id, "turn": e.turn, "kernel_sha": e.kernel_sha,
+                  "suite": r.suite, "geomean_vs_original": _nan_to_none(variables.get("geomean_vs_original")),
+                  "geomean_vs_fa3": _nan_to_none(variables.get("geomean_vs_fa3")), "all_correct": r.all_correct,
+                  "stop_met": r.stop_met, "suite_flags": ",".join(r.flags), "gpu": r.gpu,
+                  "versions_json": json.dumps(r.versions), "ts": utc(e.ts)}
+        if not r.rows:      # build failure, forbidden source, crash: one row says so
+            self.buffer["evaluations"].append(dict(common, status=r.status, reason=r.status, detail=r.error))
+            return
+        for row in r.rows:
+            st = row.stats
+            self.buffer["evaluations"].append(dict(
+                common, scenario=row.name, category=row.category, status=row.status, reason=row.reason,
+                detail=row.detail, rel_l2_err=row.rel_l2_err, max_abs_err=row.max_abs_err,
+                us_median=st.median_us if st else None, us_p10=st.p10_us if st else None,
+                us_p90=st.p90_us if st else None, n_reps=st.n if st else None, tflops=row.tflops,
+                flags=",".join(row.flags),
+                **{f"speedup_vs_{name}": row.speedup(name) for name in ("original", "fa3", "fa4", "cudnn", "fa2")}))
+
+    def _on_intervention_fired(self, e: InterventionFired) -> None:
+        self.buffer["interventions"].append({
+            "intervention_id": e.intervention_id, "turn": e.turn, "tool_index": e.tool_index, "trigger": e.trigger,
+            "source": e.source, "question_id": e.question_id or None, "question_text": e.text, "layer": e.layer or None,
+            "best_speedup_before": e.best_before, "ts": utc(e.ts)})
+
+    def _on_turn_committed(self, e: TurnCommitted) -> None:
+        for table in TURN_TABLES:
+            if self.buffer[table]:
+                self.writer.append(table, self.buffer[table])
+            self.buffer[table] = []
+
+
+def committed_turn(root: str | Path, session_id: str) -> int:
+    messages = read_table(root, "messages", session_id)
+    return int(messages["turn"].max()) if len(messages) else 0
+
+
+def trim_uncommitted(root: str | Path, session_id: str, committed: int) -> int:
+    """Drop rows of turns after `committed` (written before a crash cut their turn short). Returns rows dropped."""
+    dropped = 0
+    for table in TURN_TABLES:
+        directory = Path(root) / table / session_id
+        for part in sorted(directory.glob("part-*.parquet")) if directory.exists() else []:
+            data = pq.read_table(part, schema=TABLES[table])
+            turns = data.column("turn").to_pylist()
+            keep = [i for i, t in enumerate(turns) if t is None or t <= committed]
+            if len(keep) == len(turns):
+                continue
+            dropped += len(turns) - len(keep)
+            if keep:
+                tmp = part.with_suffix(".tmp")
+                pq.write_table(data.take(keep), tmp)
+                os.replace(tmp, part)
+            else:
+                part.unlink()
+    for stray in Path(root).glob(f"*/{session_id}/*.tmp"):
+        stray.unlink()
+    return dropped

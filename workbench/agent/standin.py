@@ -1,0 +1,88 @@
+"""CPU stand-in evaluators: SuiteResults without a GPU, for tests, demos and UI development.
+
+They take a CheckRequest like workbench.harness.check.check and return a SuiteResult of the same shape, with
+made-up but consistent timings: every scenario of the suite runs at `speedup` times the original kernel, and
+FA3 runs at `FA3_OVER_ORIGINAL` times the original. Nothing here builds or runs a kernel.
+
+* KnobEvaluator: the speedup is a deterministic function of the `@knob` values in the kernel text, so the
+  offline agent has a landscape to search (`workbench campaign --evaluator standin` for a CPU demo).
+* SequenceEvaluator: the speedups (and flags) of successive runs are given up front, so a test can make a
+  stall, a jump or a suspicion flag happen at an exact harness run.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable, Optional
+
+ORIGINAL_TFLOPS = 20.0                  # made-up throughput of the original kernel
+FA3_OVER_ORIGINAL = 8.0
+
+
+def standin_result(request, speedup: Optional[float], flags=(), row_flags=()):
+    """A SuiteResult where the candidate runs at `speedup` x the original (None: every scenario fails)."""
+    from workbench.harness.result import ScenarioResult, Stats, SuiteResult
+    from workbench.harness.scenarios import load_suite
+    from workbench.harness.stop import evaluate_stop
+
+    text = Path(request.kernel_path).read_text() if Path(request.kernel_path).exists() else request.kernel_path
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    rows = []
+    for s in load_suite(request.suite):
+        original_us = s.flops() / (ORIGINAL_TFLOPS * 1e12) * 1e6
+        refs = {"original": _stats(original_us), "fa3": _stats(original_us / FA3_OVER_ORIGINAL)}
+        if speedup is None:
+            rows.append(ScenarioResult(scenario=s.to_dict(), status="failed", reason="wrong_output",
+                                       detail="rel L2 error 0.4 > 1e-2 (stand-in)", rel_l2_err=0.4,
+                                       reference_stats=refs))
+        else:
+            rows.append(ScenarioResult(scenario=s.to_dict(), status="passed", rel_l2_err=2.3e-3, max_abs_err=8e-3,
+                                       stats=_stats(original_us / speedup), reference_stats=refs,
+                                       flags=list(row_flags)))
+    result = SuiteResult(kernel_path=request.kernel_path, kernel_sha=sha, suite=request.suite, status="evaluated",
+                         rows=rows, gpu="stand-in (CPU)", versions={"standin": "1"}, flags=list(flags),
+                         stop_expr=request.stop_expr)
+    result.stop_met = evaluate_stop(request.stop_expr, result.stop_variables()) if request.stop_expr else False
+    return result
+
+
+def _stats(us: float):
+    from workbench.harness.result import Stats
+    return Stats(median_us=us, p10_us=us * 0.98, p90_us=us * 1.02, mean_us=us, stderr_us=us * 0.002, n=20)
+
+
+def default_landscape(config: dict) -> float:
+    """A deterministic speedup for a knob configuration: each (knob, value) adds a fixed factor."""
+    factor = 1.0
+    for name, value in config.items():
+        digest = hashlib.sha256(f"{name}={value}".encode()).digest()
+        factor *= 0.85 + digest[0] / 255 * 0.6          # 0.85 .. 1.45 per knob value
+    return factor
+
+
+class KnobEvaluator:
+    def __init__(self, landscape: Callable[[dict], Optional[float]] = default_landscape):
+        self.landscape = landscape
+        self.requests = []
+
+    def __call__(self, request):
+        from workbench.agent.backends.offline import parse_knobs
+
+        self.requests.append(request)
+        knobs = parse_knobs(Path(request.kernel_path).read_text())
+        config = {n: k["value"] for n, k in knobs.items()}
+        return standin_result(request, self.landscape(config))
+
+
+class SequenceEvaluator:
+    """Run i returns speedups[i] (the last one repeats); `flags[i]` are suite flags of run i."""
+
+    def __init__(self, speedups: list, flags: dict | None = None):
+        self.speedups, self.flags = list(speedups), dict(flags or {})
+        self.requests = []
+
+    def __call__(self, request):
+        i = len(self.requests)
+        self.requests.append(request)
+        speedup = self.speedups[min(i, len(self.speedups) - 1)]
+        return standin_result(request, speedup, flags=self.flags.get(i, ()))

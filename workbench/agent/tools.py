@@ -1,0 +1,354 @@
+"""The tools an agent gets: JSON schemas (Messages-API form) and their implementations.
+
+File tools are confined to the campaign workspace (Workspace.resolve). `run_harness` judges a file through
+the injected evaluator (workbench.harness.check.check by default), after saving it as artifacts/<sha>.cu.
+compile_report / sass_summary / ncu_profile need nvcc / cuobjdump / ncu, i.e. the GPU machine, and say so
+plainly when the tool is missing. Every failure comes back as `ToolOutcome(is_error=True)` with a message the
+agent can act on; no tool raises into the loop.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from workbench.agent.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
+                                       WorkspaceError)
+
+OUTPUT_CHARS = 30_000                   # a tool result longer than this is cut (the agent is told)
+LIST_MAX_ENTRIES = 400
+SASS_OPCODES = ("HGMMA", "HMMA", "FFMA", "FMUL", "FADD", "MUFU.EX2", "SHFL", "LDG", "STG", "LDS", "STS",
+                "LDGSTS", "UTMALDG", "LDL", "STL", "BAR", "F2F", "PRMT")
+NCU_METRICS = (
+    "gpu__time_duration.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes_read.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed.sum",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "l1tex__t_sector_hit_rate.pct",
+    "lts__t_sector_hit_rate.pct",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "launch__registers_per_thread",
+    "launch__grid_size",
+)
+GPU_TOOLS = ("compile_report", "sass_summary", "ncu_profile")
+
+_PATH = {"type": "string", "description": "path relative to the campaign workspace, e.g. kernel.cu"}
+TOOL_SPECS = [
+    {"name": "read_file", "description": "Read a text file of the campaign workspace (at most 1 MiB).",
+     "input_schema": {"type": "object", "properties": {"path": _PATH}, "required": ["path"]}},
+    {"name": "list_files", "description": "List files and folders under a workspace folder.",
+     "input_schema": {"type": "object", "properties": {"path": {**_PATH, "default": "."}}}},
+    {"name": "write_file", "description": "Create or overwrite a text file in the workspace (at most 512 KiB).",
+     "input_schema": {"type": "object", "properties": {"path": _PATH, "content": {"type": "string"}},
+                      "required": ["path", "content"]}},
+    {"name": "edit_file", "description": "Replace one exact, unique occurrence of old_string with new_string.",
+     "input_schema": {"type": "object", "properties": {
+         "path": _PATH, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+         "required": ["path", "old_string", "new_string"]}},
+    {"name": "run_harness", "description": (
+        "Build, verify and time a kernel file on the campaign's suite: per-scenario status, error, time, TFLOP/s "
+        "and speedups, geomeans, suspicion flags, and whether the stop condition holds. Saves the file as "
+        "artifacts/<sha>.cu. Takes minutes."),
+     "input_schema": {"type": "object", "properties": {
+         "path": {**_PATH, "default": KERNEL_FILE},
+         "suite": {"type": "string", "description": "suite name (smoke, dev26, full); default: the campaign's"}}}},
+    {"name": "compile_report", "description": "Build a kernel file with nvcc and report errors, registers, "
+     "spills, stack and shared memory per kernel (ptxas).",
+     "input_schema": {"type": "object", "properties": {"path": {**_PATH, "default": KERNEL_FILE}}}},
+    {"name": "sass_summary", "description": "Counts of key SASS instructions (HGMMA, HMMA, FFMA, MUFU.EX2, "
+     "LDG/STG, LDS/STS, LDL/STL, BAR, ...) in the built kernel, via cuobjdump. GPU machine only.",
+     "input_schema": {"type": "object", "properties": {"path": {**_PATH, "default": KERNEL_FILE}}}},
+    {"name": "ncu_profile", "description": "Profile one launch of the kernel on one scenario of the suite with "
+     "Nsight Compute (fixed metric set: time, SM/DRAM throughput, occupancy, tensor pipe, cache hit rates, "
+     "bank conflicts, stalls; clock control none). GPU machine only.",
+     "input_schema": {"type": "object", "properties": {
+         "scenario": {"type": "string", "description": "scenario name from the suite"},
+         "path": {**_PATH, "default": KERNEL_FILE}}, "required": ["scenario"]}},
+    {"name": "revert", "description": "Make kernel.cu a copy of an evaluated version (artifacts/<sha>.cu); "
+     "a unique prefix of at least 6 hex digits is enough.",
+     "input_schema": {"type": "object", "properties": {"sha": {"type": "string"}}, "required": ["sha"]}},
+]
+_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict}
+
+
+@dataclass
+class ToolOutcome:
+    text: str
+    is_error: bool = False
+    result: Any = None                  # SuiteResult for run_harness
+    kernel_sha: str = ""
+    eval_id: str = ""
+
+
+@dataclass
+class HarnessDefaults:
+    suite: str = "dev26"
+    stop_expr: str = ""
+    anchors: tuple = ("fa3",)
+    baseline_path: Optional[str] = None
+    cache_dir: Optional[str] = None
+
+
+def default_evaluator(request):
+    from workbench.harness.check import check      # lazy: the GPU harness is heavy and optional here
+    return check(request)
+
+
+def check_input(spec: dict, data: Any) -> str:
+    """A one-line problem with `data` against the tool's schema, or ''."""
+    schema = spec["input_schema"]
+    if not isinstance(data, dict):
+        return "input must be a JSON object"
+    missing = [k for k in schema.get("required", []) if k not in data]
+    if missing:
+        return f"missing required input {', '.join(missing)}"
+    for key, value in data.items():
+        prop = schema["properties"].get(key)
+        if prop is None:
+            return f"unknown input {key!r}; {spec['name']} takes {', '.join(schema['properties'])}"
+        if not isinstance(value, _TYPES[prop["type"]]) or (prop["type"] != "boolean" and isinstance(value, bool)):
+            return f"input {key!r} must be a {prop['type']}"
+    return ""
+
+
+class Toolbox:
+    def __init__(self, workspace: Workspace, evaluator: Callable | None = None,
+                 defaults: HarnessDefaults | None = None, best_provider: Callable[[], Optional[float]] = lambda: None,
+                 recorded: dict | None = None):
+        self.ws = workspace
+        self.evaluator = evaluator or default_evaluator
+        self.defaults = defaults or HarnessDefaults()
+        self.best_provider = best_provider
+        self.recorded = recorded or {}   # call_id -> (text, is_error): GPU tool outputs when replaying
+        self.specs = TOOL_SPECS
+        self._by_name = {s["name"]: s for s in TOOL_SPECS}
+
+    def run(self, name: str, data: Any, call_id: str = "") -> ToolOutcome:
+        spec = self._by_name.get(name)
+        if spec is None:
+            return ToolOutcome(f"unknown tool {name!r}; available: {', '.join(self._by_name)}", True)
+        problem = check_input(spec, data)
+        if problem:
+            return ToolOutcome(f"{name}: {problem}", True)
+        if name in GPU_TOOLS and call_id in self.recorded:
+            text, is_error = self.recorded[call_id]
+            return ToolOutcome(text, is_error)
+        try:
+            outcome = getattr(self, f"_{name}")(**data)
+        except WorkspaceError as err:
+            return ToolOutcome(str(err), True)
+        except Exception as err:   # a tool bug must reach the agent as a tool error, not end the campaign
+            return ToolOutcome(f"{name} failed: {type(err).__name__}: {err}", True)
+        if len(outcome.text) > OUTPUT_CHARS:
+            outcome.text = outcome.text[:OUTPUT_CHARS] + f"\n[... cut at {OUTPUT_CHARS} characters]"
+        return outcome
+
+    # ---- files ---------------------------------------------------------------------------------------
+    def _read_file(self, path: str) -> ToolOutcome:
+        real = self.ws.resolve(path)
+        if not real.is_file():
+            return ToolOutcome(f"{path}: no such file" + (" (it is a folder)" if real.is_dir() else ""), True)
+        size = real.stat().st_size
+        if size > MAX_READ_BYTES:
+            return ToolOutcome(f"refused: {path} is {size} bytes, more than the {MAX_READ_BYTES} a read may return",
+                               True)
+        try:
+            return ToolOutcome(real.read_text())
+        except UnicodeDecodeError:
+            return ToolOutcome(f"{path} is not a text file", True)
+
+    def _list_files(self, path: str = ".") -> ToolOutcome:
+        real = self.ws.resolve(path)
+        if not real.is_dir():
+            return ToolOutcome(f"{path}: no such folder", True)
+        lines = []
+        for entry in sorted(real.rglob("*")):
+            rel = entry.relative_to(self.ws.root)
+            if rel.parts[0] in ("traces", "state"):
+                continue
+            lines.append(f"{rel}/" if entry.is_dir() else f"{rel}  ({entry.stat().st_size} bytes)")
+            if len(lines) >= LIST_MAX_ENTRIES:
+                lines.append(f"[... more than {LIST_MAX_ENTRIES} entries]")
+                break
+        return ToolOutcome("\n".join(lines) or "(empty)")
+
+    def _write_file(self, path: str, content: str) -> ToolOutcome:
+        size = len(content.encode())
+        if size > MAX_WRITE_BYTES:
+            return ToolOutcome(f"refused: {size} bytes is more than the {MAX_WRITE_BYTES} a file may hold", True)
+        real = self.ws.resolve(path, for_write=True)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        real.write_text(content)
+        return ToolOutcome(f"wrote {path} ({size} bytes)")
+
+    def _edit_file(self, path: str, old_string: str, new_string: str) -> ToolOutcome:
+        real = self.ws.resolve(path, for_write=True)
+        if not real.is_file():
+            return ToolOutcome(f"{path}: no such file", True)
+        text = real.read_text()
+        count = text.count(old_string) if old_string else 0
+        if count != 1:
+            why = "old_string is empty" if not old_string else (
+                "old_string was not found" if count == 0 else f"old_string occurs {count} times; add context")
+            return ToolOutcome(f"{path}: no edit made: {why}", True)
+        new_text = text.replace(old_string, new_string, 1)
+        if len(new_text.encode()) > MAX_WRITE_BYTES:
+            return ToolOutcome(f"refused: the edit would make {path} larger than {MAX_WRITE_BYTES} bytes", True)
+        real.write_text(new_text)
+        line = text[:text.index(old_string)].count("\n") + 1
+        return ToolOutcome(f"edited {path} at line {line}")
+
+    def _revert(self, sha: str) -> ToolOutcome:
+        source = self.ws.artifact_path(sha)
+        self.ws.kernel_path.write_text(source.read_text())
+        return ToolOutcome(f"kernel.cu is now artifacts/{source.name} (sha {source.stem[:12]})")
+
+    # ---- the harness ---------------------------------------------------------------------------------
+    def _run_harness(self, path: str = KERNEL_FILE, suite: str | None = None) -> ToolOutcome:
+        from workbench.harness.result import CheckRequest
+
+        real = self.ws.resolve(path)
+        if not real.is_file():
+            return ToolOutcome(f"{path}: no such file", True)
+        sha = self.ws.save_artifact(real.read_text())
+        d = self.defaults
+        request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite or d.suite,
+                               baseline_path=d.baseline_path, anchors=tuple(d.anchors), stop_expr=d.stop_expr,
+                               previous_best=self.best_provider(), cache_dir=d.cache_dir)
+        try:
+            result = self.evaluator(request)
+        except Exception as err:
+            return ToolOutcome(f"the harness could not run: {type(err).__name__}: {err}", True, kernel_sha=sha)
+        eval_id = result.eval_id or uuid.uuid4().hex[:12]
+        result.eval_id = eval_id
+        return ToolOutcome(format_result(result, sha), False, result, sha, eval_id)
+
+    # ---- GPU-machine tools ---------------------------------------------------------------------------
+    def _build(self, path: str):
+        from workbench.harness.build import build_kernel
+
+        real = self.ws.resolve(path)
+        if not real.is_file():
+            raise WorkspaceError(f"{path}: no such file")
+        return build_kernel(real, cache_dir=self.defaults.cache_dir)
+
+    def _compile_report(self, path: str = KERNEL_FILE) -> ToolOutcome:
+        build = self._build(path)
+        lines = [build.summary]
+        for err in build.errors:
+            where = f"{err.file}:{err.line}" if err.line else err.file
+            lines.append(f"{err.severity}: {where}: {err.message}")
+        lines += [f"forbidden: {reason}" for reason in build.forbidden]
+        if build.resources:
+            lines.append(build.resource_table())
+        return ToolOutcome("\n".join(lines), not build.ok)
+
+    def _sass_summary(self, path: str = KERNEL_FILE) -> ToolOutcome:
+        cuobjdump = shutil.which("cuobjdump")
+        if not cuobjdump:
+            return ToolOutcome("sass_summary is not available here: cuobjdump (CUDA toolkit) is not installed; "
+                               "it runs on the GPU machine only", True)
+        build = self._build(path)
+        if not build.ok:
+            return ToolOutcome(f"cannot disassemble: {build.summary}", True)
+        proc = subprocess.run([cuobjdump, "-sass", build.so_path], capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            return ToolOutcome(f"cuobjdump failed: {proc.stderr.strip()[:500]}", True)
+        return ToolOutcome(summarise_sass(proc.stdout))
+
+    def _ncu_profile(self, scenario: str, path: str = KERNEL_FILE) -> ToolOutcome:
+        ncu = shutil.which("ncu")
+        if not ncu:
+            return ToolOutcome("ncu_profile is not available here: Nsight Compute (ncu) is not installed; "
+                               "it runs on the GPU machine only", True)
+        build = self._build(path)
+        if not build.ok:
+            return ToolOutcome(f"cannot profile: {build.summary}", True)
+        cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(NCU_METRICS), "--csv",
+               "--target-processes", "all", sys.executable, "-m", "workbench.agent.launch_one",
+               "--so", build.so_path, "--suite", self.defaults.suite, "--scenario", scenario]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return ToolOutcome("ncu timed out after 600 s", True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            return ToolOutcome("ncu failed:\n" + "\n".join(tail), True)
+        return ToolOutcome(summarise_ncu_csv(proc.stdout))
+
+
+# ---- formatting ----------------------------------------------------------------------------------------
+def _fmt(x, spec=".2f", none="-"):
+    return none if x is None or x != x else format(x, spec)
+
+
+def format_result(result, sha: str) -> str:
+    """The harness result as the agent sees it: one table, geomeans, flags, stop, and one JSON line."""
+    lines = [f"kernel {sha[:12]} on {result.suite}: {result.status}" + (f" - {result.error}" if result.error else "")]
+    if result.build and result.build.get("summary"):
+        lines.append(f"build: {result.build['summary']}")
+    if result.rows:
+        lines.append(f"{'scenario':<22} {'status':<11} {'rel_err':>8} {'us':>9} {'TFLOP/s':>8} {'x orig':>7} "
+                     f"{'x fa3':>6}  flags/detail")
+        for r in result.rows:
+            extra = ",".join(r.flags) + (f" {r.reason}: {r.detail}" if r.status != "passed" else "")
+            lines.append(f"{r.name:<22} {r.status:<11} {_fmt(r.rel_l2_err, '.1e'):>8} "
+                         f"{_fmt(r.stats.median_us if r.stats else None, '.1f'):>9} {_fmt(r.tflops, '.1f'):>8} "
+                         f"{_fmt(r.speedup('original')):>7} {_fmt(r.speedup('fa3')):>6}  {extra.strip()}")
+    variables = result.stop_variables() if result.rows else {}
+    g_orig, g_fa3 = variables.get("geomean_vs_original"), variables.get("geomean_vs_fa3")
+    lines.append(f"geomean: x{_fmt(g_orig)} vs original, x{_fmt(g_fa3)} vs FA3; all correct: {result.all_correct}")
+    if result.flags:
+        lines.append(f"suspicion flags: {', '.join(result.flags)}")
+    lines.append(f"stop condition ({result.stop_expr or 'none'}): "
+                 f"{'HOLDS' if result.stop_met else 'does not hold'}")
+    summary = {"kernel_sha": sha, "status": result.status, "all_correct": result.all_correct,
+               "geomean_vs_original": g_orig, "geomean_vs_fa3": g_fa3, "stop_met": bool(result.stop_met),
+               "flags": list(result.flags)}
+    lines.append("RESULT_JSON " + json.dumps(summary, allow_nan=True))
+    return "\n".join(lines)
+
+
+def summarise_sass(sass: str) -> str:
+    counts = {op: 0 for op in SASS_OPCODES}
+    total = 0
+    for line in sass.splitlines():
+        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        if not m:
+            continue
+        total += 1
+        op = m.group(1)
+        for key in SASS_OPCODES:
+            if op == key or op.startswith(key + "."):
+                counts[key] += 1
+                break
+    body = "  ".join(f"{k}={v}" for k, v in counts.items())
+    return f"SASS instructions: {total} (static count, all kernels)\n{body}"
+
+
+def summarise_ncu_csv(text: str) -> str:
+    import csv
+    import io
+
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    header_at = next((i for i, r in enumerate(rows) if "Metric Name" in r), None)
+    if header_at is None:
+        return "ncu produced no metrics:\n" + text[-1500:]
+    header = rows[header_at]
+    name_i, unit_i, value_i = header.index("Metric Name"), header.index("Metric Unit"), header.index("Metric Value")
+    kernel_i = header.index("Kernel Name") if "Kernel Name" in header else None
+    lines = []
+    for r in rows[header_at + 1:]:
+        kernel = r[kernel_i][:40] if kernel_i is not None else ""
+        lines.append(f"{kernel:<40} {r[name_i]:<72} {r[value_i]:>14} {r[unit_i]}")
+    return "ncu (clock control none), one launch:\n" + "\n".join(lines)
