@@ -20,6 +20,9 @@ from typing import Any, Callable, Optional
 
 from workbench.agent.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
                                        WorkspaceError)
+from workbench.traces.writer import redact
+
+REDACTED_NOTE = " (something that looked like a credential was replaced by [REDACTED]: keys never go to disk)"
 
 OUTPUT_CHARS = 30_000                   # a tool result longer than this is cut (the agent is told)
 LIST_MAX_ENTRIES = 400
@@ -188,8 +191,9 @@ class Toolbox:
             return ToolOutcome(f"refused: {size} bytes is more than the {MAX_WRITE_BYTES} a file may hold", True)
         real = self.ws.resolve(path, for_write=True)
         real.parent.mkdir(parents=True, exist_ok=True)
-        real.write_text(content)
-        return ToolOutcome(f"wrote {path} ({size} bytes)")
+        clean = redact(content)
+        real.write_text(clean)
+        return ToolOutcome(f"wrote {path} ({size} bytes)" + (REDACTED_NOTE if clean != content else ""))
 
     def _edit_file(self, path: str, old_string: str, new_string: str) -> ToolOutcome:
         real = self.ws.resolve(path, for_write=True)
@@ -204,9 +208,10 @@ class Toolbox:
         new_text = text.replace(old_string, new_string, 1)
         if len(new_text.encode()) > MAX_WRITE_BYTES:
             return ToolOutcome(f"refused: the edit would make {path} larger than {MAX_WRITE_BYTES} bytes", True)
-        real.write_text(new_text)
+        clean = redact(new_text)
+        real.write_text(clean)
         line = text[:text.index(old_string)].count("\n") + 1
-        return ToolOutcome(f"edited {path} at line {line}")
+        return ToolOutcome(f"edited {path} at line {line}" + (REDACTED_NOTE if clean != new_text else ""))
 
     def _revert(self, sha: str) -> ToolOutcome:
         source = self.ws.artifact_path(sha)
