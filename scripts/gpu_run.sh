@@ -37,7 +37,9 @@ for stage in "$@"; do
     wrong)
       python3 -m pytest -m gpu tests/test_gpu.py -k wrong -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_wrong.log" | tail -30 ;;
     full)
-      python3 -m pytest -m gpu tests/test_gpu.py -k "not wrong" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
+      python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
+    twice)
+      python3 -m pytest -m gpu tests/test_gpu.py -k "twice" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_twice.log" | grep -vE "^\[" | tail -30 ;;
     ladder)
       for k in kernels/attn_fwd/ladder/*.cu; do
         n=$(basename "$k" .cu)

@@ -69,3 +69,8 @@ def test_cli_usage_errors_are_one_line(argv, needle, capsys):
     assert check_main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1
+
+
+def test_verify_only_run_has_no_timing(tmp_path):
+    result, _ = smoke(tmp_path, "standin:correct", timing=False)
+    assert result.all_correct and all(r.stats is None for r in result.rows)

@@ -31,7 +31,9 @@ def save(name, result):
 
 
 def test_original_passes_full_with_anchors():
-    result = run(KERNELS / "original.cu", "full", anchors=("fa3", "cudnn", "fa2"))
+    # verification only: the original's and the anchors' timings on `full` come from the ladder runs, where
+    # the original is the baseline (docs/benchmarks.md); timing it here again would double ~3 GPU-minutes
+    result = run(KERNELS / "original.cu", "full", anchors=("fa3", "cudnn", "fa2"), timing=False)
     save("original_full", result)
     failing = [(r.name, r.reason, r.detail) for r in result.rows if r.status != "passed"]
     assert not failing, failing[:5]
@@ -41,7 +43,6 @@ def test_original_passes_full_with_anchors():
         numeric = [e for e in errs if isinstance(e, float)]
         assert len(numeric) >= 0.9 * len(errs), f"{anchor} ran on too few scenarios"
         assert max(numeric) < 0.5 * 1e-2, f"{anchor} max rel err {max(numeric):.2e}"
-    assert result.geomean_vs("fa3") == result.geomean_vs("fa3")   # measured (not NaN)
 
 
 def _wrong_kernels():

@@ -163,6 +163,8 @@ def format_progress(index: int, total: int, row: ScenarioResult) -> str:
     head = f"[{index:>3}/{total}] {row.name:<34}"
     if row.status != "passed":
         return f"{head} {row.status.upper()} {row.reason}: {row.detail}"[:200]
+    if row.stats is None:
+        return f"{head} passed  rel err {row.rel_l2_err:.1e}  (not timed)"
     parts = [f"{head} passed", f"{row.stats.median_us:>9.1f} us", f"{row.tflops:>6.1f} TFLOP/s"]
     for name in ("original", "fa3"):
         x = row.speedup(name)

@@ -38,6 +38,7 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=120.0, help="hard limit per scenario, seconds")
     p.add_argument("--gpu", type=int, default=0, help="GPU index")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failing scenario")
+    p.add_argument("--no-timing", action="store_true", help="verify only (no timing, no speedups)")
     return p.parse_args(argv)
 
 
@@ -146,7 +147,7 @@ def main(argv=None) -> int:
     request = CheckRequest(kernel_path=kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
                            stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
                            cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu,
-                           fail_fast=args.fail_fast)
+                           fail_fast=args.fail_fast, timing=not args.no_timing)
     try:
         result = check(request, progress=lambda line: print(line, flush=True))
     except SuiteError as err:

@@ -212,6 +212,7 @@ class CheckRequest:
     cache_dir: Optional[str] = None           # build and timing caches (default ~/.cache/workbench)
     gpu_index: int = 0
     fail_fast: bool = False                   # stop at the first failing scenario (the rest: skipped)
+    timing: bool = True                       # False: verify only (anchors still checked for correctness)
 
     def to_dict(self) -> dict:
         data = asdict(self)
