@@ -49,7 +49,7 @@ class Inquiry:
 
 
 # ---- claim detection (rule-based) -----------------------------------------------------------------------
-_NEGATION = re.compile(r"\b(not|n't|never|far from|no longer|nowhere near|yet to|until|before|if|whether|once)\b"
+_NEGATION = re.compile(r"\b(not|n't|never|far from|no longer|nowhere|yet to|until|before|if|whether|once)\b"
                        r"[\w\s,'-]{0,24}$", re.I)
 CLAIM_PATTERNS = [
     ("done", re.compile(r"\b(i am|i'm|we are|we're|i have|i've|this is|that's|it is|it's|now|all)\s+"

@@ -50,7 +50,7 @@ class Workspace:
         root = Path(base) / campaign_id
         if root.exists():
             raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another id")
-        text = kernel_text if kernel_text is not None else Path(kernel_source).read_text()
+        text = redact(kernel_text if kernel_text is not None else Path(kernel_source).read_text())
         for sub in ("artifacts", "traces", "state"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         ws = cls(root)
@@ -95,6 +95,7 @@ class Workspace:
 
     # ---- artifacts ---------------------------------------------------------------------------------
     def save_artifact(self, text: str) -> str:
+        text = redact(text)
         sha = text_sha(text)
         path = self.artifacts_dir / f"{sha}.cu"
         if not path.exists():

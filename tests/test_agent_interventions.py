@@ -1,0 +1,176 @@
+"""Rule-based claim detection, the question choice, and the question bank itself."""
+import pytest
+
+from workbench.agent.interventions import Inbox, Policy, PolicyConfig, detect_claim
+from workbench.agent.questions import LAYERS, TRIGGERS, Question, bank_main, load_bank
+from workbench.agent.standin import standin_result
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("I am done.", "done"),
+    ("The optimization is complete.", "done"),
+    ("I'll stop here; the kernel is in good shape.", "done"),
+    ("This kernel is now optimal for the H200.", "optimal"),
+    ("It cannot be made any faster without tensor cores.", "optimal"),
+    ("No further improvements are possible.", "optimal"),
+    ("We are hitting diminishing returns.", "optimal"),
+    ("At this point we are at the hardware limit.", "limit"),
+    ("The kernel runs near the memory bandwidth ceiling.", "limit"),
+    ("It has reached the theoretical peak.", "limit"),
+    ("That is the best we can do with this design.", "limit"),
+])
+def test_claims_are_detected(text, kind):
+    claim = detect_claim(text)
+    assert claim is not None and claim.kind == kind, text
+
+
+@pytest.mark.parametrize("text", [
+    "I am not done yet: the causal scenarios lag.",
+    "This is far from optimal; next I will tile K in shared memory.",
+    "We are nowhere near the hardware limit.",
+    "Before I am done I want to profile the d256 case.",
+    "Let me check whether it is memory-bound.",
+    "Done editing the tile size; running the harness now.",
+    "The kernel is not yet at the bandwidth limit.",
+    "",
+])
+def test_non_claims_are_not_detected(text):
+    assert detect_claim(text) is None, text
+
+
+def bank():
+    return [Question("s1", "stall memory?", "stall", "memory"), Question("s2", "stall memory 2?", "stall", "memory"),
+            Question("s3", "stall pipelining?", "stall", "pipelining"),
+            Question("a1", "any numerics?", "any", "numerics"),
+            Question("c1", "claim?", "claim", "algorithm"), Question("x1", "suspicious?", "suspicious", "measurement")]
+
+
+def test_pick_matches_the_trigger_prefers_unvisited_layers_and_never_repeats():
+    policy = Policy("bank", bank(), PolicyConfig(recent_layers=2))
+    asked = []
+    for _ in range(8):
+        inquiry = policy.decide("stall", "no new best")
+        asked.append(inquiry.question_id)
+    assert set(asked) <= {"s1", "s2", "s3", "a1"}
+    assert all(a != b for a, b in zip(asked, asked[1:]))
+    assert set(asked[:4]) == {"s1", "s2", "s3", "a1"}            # every candidate before any repeat
+    layers = [next(q.layer for q in bank() if q.id == i) for i in asked[:3]]
+    assert len(set(layers)) == 3                                  # memory, pipelining, numerics before memory again
+    assert policy.decide("suspicious", "jump").question_id == "x1"
+    assert policy.decide("suspicious", "jump").question_id == "a1"   # never the same twice in a row
+
+
+def test_modes():
+    for mode, expects in (("tools_only", None), ("human", None), ("bank", "bank"), ("hybrid", "bank")):
+        assert (getattr(Policy(mode, bank()).decide("stall", "r"), "source", None)) == expects, mode
+    person = {"text": "why?", "question_id": ""}
+    assert Policy("human", bank()).decide("", "", person).source == "human"
+    assert Policy("hybrid", bank()).decide("stall", "r", person).trigger == "stall"
+    assert Policy("bank", bank()).decide("", "", person) is None
+    with pytest.raises(ValueError):
+        Policy("chatty", bank())
+
+
+class Req:
+    kernel_path, suite, stop_expr = "// k", "smoke", ""
+
+
+def test_stall_and_suspicion_rules():
+    policy = Policy("bank", bank(), PolicyConfig(stall_runs=3, stall_calls=5))
+    assert policy.on_evaluation(standin_result(Req, 1.0), 1.0) is True
+    for _ in range(2):
+        policy.on_evaluation(standin_result(Req, 0.9), 0.9)
+        assert policy.detect_trigger("", False, False) == ("", "")
+    policy.on_evaluation(standin_result(Req, 0.9), 0.9)
+    assert policy.detect_trigger("", False, False)[0] == "stall"
+    policy.decide("stall", "")                                  # a question resets the window
+    assert policy.detect_trigger("", False, False) == ("", "")
+    for _ in range(5):
+        policy.on_tool_call()
+    assert "5 tool calls" in policy.detect_trigger("", False, False)[1]
+    policy.on_evaluation(standin_result(Req, 1.6), 1.6)        # 1.6x over 1.0: a jump
+    assert policy.detect_trigger("", False, False)[0] == "suspicious"
+    policy.decide("suspicious", "")
+    policy.on_evaluation(standin_result(Req, 1.7, flags=["noisy:2"]), 1.7)
+    assert policy.detect_trigger("", False, False) == ("", "")   # noisy is not a suspicion
+    policy.on_evaluation(standin_result(Req, 1.7, flags=["below_memory_floor:1"]), 1.7)
+    assert policy.detect_trigger("I am done", True, False)[0] == "suspicious"  # suspicion outranks a claim
+    policy.decide("suspicious", "")
+    assert policy.detect_trigger("I am done", True, True) == ("", "")          # the stop holds: no claim
+    assert policy.detect_trigger("", True, False)[0] == "claim"
+
+
+def test_near_ceiling_is_suspicious():
+    policy = Policy("bank", bank(), PolicyConfig(ceiling_tflops=100.0, near_ceiling_fraction=0.9))
+    result = standin_result(Req, 1.0)
+    for row in result.rows:
+        row.stats.median_us = row.flops() / 95e12 * 1e6       # 95 TFLOP/s against a 100 ceiling
+    policy.on_evaluation(result, None)
+    trigger, reason = policy.detect_trigger("", False, False)
+    assert trigger == "suspicious" and "ceiling" in reason
+
+
+def test_policy_state_survives_a_snapshot():
+    policy = Policy("bank", bank(), seed=3)
+    policy.decide("stall", "")
+    clone = Policy("bank", bank(), seed=99)
+    clone.restore(policy.snapshot())
+    assert [clone.decide("stall", "").question_id for _ in range(3)] == \
+        [policy.decide("stall", "").question_id for _ in range(3)]
+
+
+def test_inbox_is_fifo_and_ignores_empty_text():
+    inbox = Inbox()
+    inbox.push("  ")
+    inbox.push("first")
+    inbox.push("second", "q001")
+    assert len(inbox) == 2
+    assert inbox.pop() == {"text": "first", "question_id": ""} and inbox.pop()["question_id"] == "q001"
+    assert inbox.pop() is None
+
+
+# ---- the bank ------------------------------------------------------------------------------------------
+def test_the_seed_bank_covers_every_trigger_and_layer():
+    questions = load_bank()
+    assert len(questions) >= 40
+    assert {q.trigger for q in questions} == set(TRIGGERS)
+    assert {q.layer for q in questions} == set(LAYERS)
+    for trigger in ("stall", "claim", "suspicious"):
+        assert {q.layer for q in questions if q.trigger == trigger} == set(LAYERS), trigger
+    texts = [q.text.lower() for q in questions]
+    assert len(set(texts)) == len(texts)
+    for q in questions:
+        assert q.text.rstrip().endswith("?") and q.notes, q.id       # a question, with the measurement that settles it
+        assert len(q.text) < 260, q.id                                # bounded: short enough to read in one breath
+
+
+def test_bank_cli_list_add_and_promote(tmp_path, capsys):
+    import shutil
+    from workbench.agent.questions import DEFAULT_BANK
+    from workbench.traces.writer import TraceWriter
+
+    path = tmp_path / "bank.csv"
+    shutil.copy(DEFAULT_BANK, path)
+    n = len(load_bank(path))
+    assert bank_main(["--bank", str(path), "list", "--trigger", "claim"]) == 0
+    assert "questions" in capsys.readouterr().out
+    assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement",
+                      "--trigger", "suspicious"]) == 0
+    assert len(load_bank(path)) == n + 1
+    assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement"]) == 1
+
+    traces = tmp_path / "traces"
+    for session in ("s1", "s2", "s3"):
+        rows = [{"intervention_id": f"{session}-1", "trigger": "stall", "source": "human",
+                 "question_text": "Does the kernel overlap softmax with the next tile's loads?"}]
+        if session == "s1":
+            rows.append({"intervention_id": "s1-2", "trigger": "claim", "source": "human",
+                         "question_text": "Only asked once?"})
+        TraceWriter(traces, session).append("interventions", rows)
+    capsys.readouterr()
+    assert bank_main(["--bank", str(path), "promote", "--traces", str(traces)]) == 0
+    out = capsys.readouterr().out
+    assert "[3 sessions]" in out and "overlap softmax" in out and "Only asked once" not in out
+    assert bank_main(["--bank", str(path), "promote", "--traces", str(traces), "--apply"]) == 0
+    promoted = [q for q in load_bank(path) if q.source == "promoted"]
+    assert len(promoted) == 1 and promoted[0].trigger == "stall" and promoted[0].layer == "pipelining"
