@@ -59,11 +59,11 @@ def _one_line(text: str, width: int) -> str:
 class LogPrinter:
     """The readable campaign log: a subscriber printing one line per interesting event."""
 
-    def __init__(self, out: TextIO = sys.stdout, width: int = 160):
+    def __init__(self, out: Optional[TextIO] = None, width: int = 160):
         self.out, self.width = out, width
 
     def _p(self, line: str) -> None:
-        print(line, file=self.out, flush=True)
+        print(line, file=self.out or sys.stdout, flush=True)
 
     def __call__(self, e) -> None:
         if isinstance(e, CampaignStarted):
@@ -102,10 +102,11 @@ class LogPrinter:
 
 
 # ---- choosing what to run ----------------------------------------------------------------------------
-def sample_replay_spec(root: Path = SAMPLE_TRACES) -> Optional[str]:
+def sample_replay_spec(root: Optional[Path] = None) -> Optional[str]:
     """The first workbench campaign recorded under data/traces (imported transcripts cannot be replayed)."""
     from workbench.traces.writer import read_table
 
+    root = Path(root or SAMPLE_TRACES)
     sessions = read_table(root, "sessions")
     ours = sorted(sessions[sessions["source"] == "workbench"]["session_id"].unique()) if len(sessions) else []
     return f"replay:{root}#{ours[0]}" if ours else None
