@@ -1,0 +1,606 @@
+"""Intervention statistics over trace tables: which messages preceded the gains, and how much agents re-add.
+
+Counting and joining run as DuckDB SQL over the parquet files; the rules that read text run in Python.
+Every rule below is tested in tests/test_analysis.py on hand-counted fixtures.
+
+**Human messages.** `messages` rows with `is_human` (typed by a person: not a tool result, not a sub-agent
+prompt, not text the agent CLI injects), outside sidechains. Questions the campaign took from the question bank
+(`interventions.source = 'bank'`) are steering messages too; a person's intervention is already a human message.
+
+**Message classes** (`classify_message`). Fenced code, inline code and quoted lines ("> ...") are dropped; the
+rest is split into sentences at . ! ? followed by a space, and at line breaks. A sentence is
+  * a *request* if it starts with "can/could/would/will you" (after an optional "please") followed by an action
+    verb (`ACTION_VERBS`) — "Can you run the tests?" asks for an action, not an answer; it counts as directive;
+  * a *question* if it ends with "?" or opens with why, how, what, which, who, "is there", "are there",
+    "what if", "i wonder";
+  * a *directive* if it opens with an action verb, or with please, let's, don't, do not, never, always,
+    "make sure", "you should/must/need to/have to", "i want you to", "i'd like you to";
+  * *information* if it has at least three words.
+A message is a question if any sentence is one; else a directive if any sentence is a directive or request;
+else information if any sentence is; else other (empty, "ok", "thanks", slash commands).
+
+**Layers** (`message_layer`). Each layer has keyword patterns (`LAYER_PATTERNS`); the layer with the most
+(non-overlapping) matches wins, ties go to the earlier layer in `LAYERS`, no match is no layer. The agent's layer before a message
+is the same rule applied to the agent's text blocks since the previous steering message (at most the last
+`AGENT_WINDOW` blocks). A message *moved the layer* when both layers are known and differ.
+
+**Claimed limits** (`claims_limit`): the agent's text since the previous steering message matches one of
+`LIMIT_PATTERNS` ("hardware limit", "cannot be improved", "optimal", "best we can do", ...). A message *rejected a
+claimed limit* when the agent had claimed one and the message is a question or a directive (it did not accept).
+
+**Harness runs and gains.** A harness run is one `eval_id`. Each session is scored on geomean ×FA3 when any run
+of it has one, else on geomean ×original. Runs with `all_correct` false never count as a best. The first scored
+run sets the starting best; a *gain event* is a run whose geomean is at least (1 + threshold) × the best so far
+(default threshold 5 %); the best so far then moves to every new maximum, gain or not.
+The message that *preceded* a gain is the last steering message after the previous gain (or the session start)
+and before the run; "nothing" when there is none. Time and tool calls from a question to the next gain count
+the tool calls that started after the question up to and including the run's own call.
+
+**Re-added lines.** From successful edit tool calls, in order: Claude Code `Edit`/`MultiEdit`
+(old_string → new_string) and `Write` (content), our `edit_file`/`write_file`, Codex `apply_patch` patches (as a
+tool or inside a shell command). Deleted and added lines are the diff of old and new text (a Write over a file
+whose content is known from earlier in the session diffs against it; otherwise all its lines are added). Only
+*significant* lines count: not blank and not made only of brackets, braces, semicolons and commas. An added line
+is *re-added* when it is byte-identical to a line deleted by an earlier edit of the session.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from workbench.traces.schema import TABLES
+
+GAIN_THRESHOLD = 0.05
+AGENT_WINDOW = 20           # agent text blocks read to decide what layer it was working on
+CLASSES = ("question", "information", "directive", "other")
+ATTRIBUTIONS = CLASSES + ("nothing",)
+LAYERS = ("measurement", "algorithm", "parallelism", "memory", "tensor-core/instructions", "pipelining",
+          "launch/host", "numerics")
+LAYER_PATTERNS = {
+    "measurement": [r"\bmeasur", r"\btim(?:ing|er|ers)\b", r"\bwall[- ]?(?:clock|time)", r"\bcycles?\b",
+                    r"\bbenchmark", r"\bprofil", r"\bncu\b", r"\bnsight", r"\bl2 flush", r"\bwarm[- ]?up",
+                    r"\bnois[ey]", r"\bvariance", r"\bmedian\b", r"\bcuda events?\b", r"\bclocks?\b"],
+    "algorithm": [r"\bsoftmax", r"\balgorithm", r"\brecomput", r"\bmask", r"\bskip(?:ping)? (?:blocks|tiles)",
+                  r"\bsplit[- ]?k\b", r"\bflops?\b", r"\bcomplexity", r"\breorder", r"\bearly exit", r"\bfus(?:e|ion)"],
+    "parallelism": [r"\boccupancy", r"\bwarps?\b", r"\bsms?\b", r"\bgrid\b", r"\bctas?\b", r"\bthread ?blocks?",
+                    r"\bpersistent", r"\bwave quanti", r"\bload[- ]balanc", r"\bwarp[- ]speciali", r"\bparallel"],
+    "memory": [r"\bshared memory", r"\bsmem\b", r"\bbank conflict", r"\bcoalesc", r"\bglobal memory", r"\bhbm\b",
+               r"\bdram\b", r"\bbandwidth", r"\bl2\b(?! flush)", r"\bcach(?:e|ing)", r"\bregisters?\b",
+               r"\bspill", r"\btma\b", r"\bldmatrix", r"\bvectori[sz]ed", r"\bmemory[- ]bound"],
+    "tensor-core/instructions": [r"\btensor[- ]cores?", r"\bwgmma", r"\bmma\b", r"\bhmma", r"\bhgmma", r"\bsass\b",
+                                 r"\bptx\b", r"\binstructions?\b", r"\bffma", r"\bmufu"],
+    "pipelining": [r"\bpipelin", r"\bdouble[- ]buffer", r"\bcp\.async", r"\basync", r"\boverlap", r"\bprefetch",
+                   r"\bstages?\b", r"\bproducer", r"\bconsumer", r"\bmbarrier", r"\bbarriers?\b",
+                   r"__syncthreads", r"\blatency hiding"],
+    "launch/host": [r"\blaunch", r"\bhost\b", r"\bstreams?\b", r"\bcuda ?graphs?", r"\bcudamalloc",
+                    r"\bsynchroni[sz]", r"\bcpu\b", r"\boverhead\b"],
+    "numerics": [r"\bprecision", r"\bbf16\b", r"\bfp16\b", r"\bfp32\b", r"\brounding", r"\bnan\b", r"\binf\b",
+                 r"\btolerance", r"\bexp2?\b", r"\boverflow", r"\blse\b", r"\bnumeric", r"\baccura"],
+}
+LIMIT_PATTERNS = [r"\b(?:hardware|theoretical|physical|practical|fundamental)\s+(?:limit|ceiling|maximum|peak)",
+                  r"\b(?:at|near|reached|hit(?:ting)?)\s+(?:the\s+)?(?:limit|ceiling|roofline|peak)\b",
+                  r"\bcan(?:not|'t| not)\s+(?:be\s+)?(?:improved?|optimi[sz]ed?|made faster|go faster|do better)",
+                  r"\b(?:already|is|are|now)\s+(?:near[- ]|close to\s+)?optimal\b",
+                  r"\bno\s+(?:further|more)\s+(?:room|improvement|gains?|optimi[sz]ation)",
+                  r"\bbest\s+(?:we|i|it)\s+can\s+(?:do|achieve|get)", r"\bas fast as (?:it|this) (?:can|will) get",
+                  r"\bdiminishing returns", r"\bthis is the limit"]
+ACTION_VERBS = set("""add adjust apply avoid benchmark build change check clean commit compare compile consider
+continue convert copy create debug delete disable do document drop enable ensure explore fix focus follow go
+implement improve increase decrease inline keep launch look lower make measure merge move optimize optimise print
+profile push raise read rebuild reduce refactor remember remove rename replace rerun reset restart restore
+retry revert review rewrite run save set show simplify skip split start stop switch take test time try tune
+undo unroll update use verify write""".split())
+DIRECTIVE_OPENERS = ("please ", "let's ", "let us ", "don't ", "dont ", "do not ", "never ", "always ",
+                     "make sure", "you should", "you must", "you need to", "you have to", "i want you to",
+                     "i'd like you to", "i would like you to", "go ahead")
+QUESTION_OPENERS = ("why ", "how ", "what ", "which ", "who ", "is there ", "are there ", "i wonder", "what if ")
+ACK_WORDS = {"ok", "okay", "k", "thanks", "thank", "you", "yes", "no", "sure", "great", "good", "nice", "cool",
+             "yep", "nope", "fine", "alright"}
+EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "edit_file", "write_file", "apply_patch", "str_replace_editor",
+              "str_replace_based_edit_tool", "create_file")
+TRIVIAL_LINE = re.compile(r"[\s{}()\[\];,]*")
+
+_COMPILED_LAYERS = {layer: re.compile("|".join(f"(?:{p})" for p in pats), re.I)
+                    for layer, pats in LAYER_PATTERNS.items()}
+_LIMITS = [re.compile(p, re.I) for p in LIMIT_PATTERNS]
+_REQUEST = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?([a-z']+)")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+
+
+class TraceError(ValueError):
+    """Bad input to the analysis: the message says what and where."""
+
+
+# ---- text rules --------------------------------------------------------------------------------------
+def _sentences(text: str) -> list[str]:
+    text = _CODE.sub(" ", text or "")
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
+    out = []
+    for piece in _SENTENCE_SPLIT.split(text):
+        piece = re.sub(r"^[\s\-*•\d.)]+", "", piece).strip().strip("\"'")
+        if piece:
+            out.append(piece)
+    return out
+
+
+def sentence_class(sentence: str) -> str | None:
+    low = sentence.lower().strip()
+    words = re.findall(r"[a-z0-9_']+", low)
+    request = _REQUEST.match(low)
+    if request and request.group(1) in ACTION_VERBS:
+        return "directive"
+    if low.rstrip(")\"' ").endswith("?") or (low + " ").startswith(QUESTION_OPENERS):
+        return "question"
+    if words and (words[0] in ACTION_VERBS or low.startswith(DIRECTIVE_OPENERS)):
+        return "directive"
+    if len(words) >= 3 and not set(words) <= ACK_WORDS:
+        return "information"
+    return None
+
+
+def classify_message(text: str | None) -> str:
+    """question | information | directive | other (rules in the module docstring)."""
+    if not text or text.lstrip().startswith("/"):
+        return "other"
+    kinds = {sentence_class(s) for s in _sentences(text)}
+    for cls in ("question", "directive", "information"):
+        if cls in kinds:
+            return cls
+    return "other"
+
+
+def message_layer(text: str | None) -> str | None:
+    """The layer whose keywords match text most often; None when none does."""
+    if not text:
+        return None
+    scores = {layer: len(pattern.findall(text)) for layer, pattern in _COMPILED_LAYERS.items()}
+    best = max(scores.values())
+    return next(layer for layer in LAYERS if scores[layer] == best) if best else None
+
+
+def claims_limit(text: str | None) -> bool:
+    return bool(text) and any(p.search(text) for p in _LIMITS)
+
+
+# ---- edits -------------------------------------------------------------------------------------------
+def significant(line: str) -> bool:
+    return bool(line.strip()) and not TRIVIAL_LINE.fullmatch(line)
+
+
+def _diff(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    deleted, added = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op in ("replace", "delete"):
+            deleted += old[i1:i2]
+        if op in ("replace", "insert"):
+            added += new[j1:j2]
+    return deleted, added
+
+
+def _find_patch(value) -> str | None:
+    if isinstance(value, str):
+        return value if "*** Begin Patch" in value else None
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = _find_patch(item)
+            if found:
+                return found
+    return None
+
+
+def _patch_changes(patch: str) -> list[tuple[str, str, list[str], list[str]]]:
+    """(path, mode, deleted, added) per file of an apply_patch patch."""
+    changes, current = [], None
+    for line in patch.splitlines():
+        match = re.match(r"\*\*\* (Update|Add|Delete) File: (.+)", line)
+        if match:
+            current = (match.group(2).strip(), match.group(1).lower(), [], [])
+            changes.append(current)
+        elif line.startswith("*** "):
+            continue
+        elif current is not None and line.startswith("+"):
+            current[3].append(line[1:])
+        elif current is not None and line.startswith("-"):
+            current[2].append(line[1:])
+    return changes
+
+
+class EditTracker:
+    """Feeds one session's edit calls in order; knows file contents where a Write or Add showed them."""
+
+    def __init__(self):
+        self.known: dict[str, list[str]] = {}
+        self.deleted: set[str] = set()
+
+    def changes(self, tool_name: str, input_json: str | None) -> list[tuple[list[str], list[str]]]:
+        try:
+            args = json.loads(input_json) if input_json else None
+        except ValueError:
+            return []
+        patch = _find_patch(args)
+        out = []
+        if patch:
+            for path, mode, deleted, added in _patch_changes(patch):
+                if mode == "delete":
+                    deleted = self.known.pop(path, [])
+                elif mode == "add":
+                    self.known[path] = list(added)
+                else:
+                    self.known.pop(path, None)
+                out.append((deleted, added))
+            return out
+        if not isinstance(args, dict):
+            return []
+        path = str(args.get("file_path") or args.get("path") or "")
+        edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+        pairs = [(e.get("old_string", e.get("old_str", e.get("old"))), e.get("new_string", e.get("new_str", e.get("new"))))
+                 for e in edits if isinstance(e, dict)]
+        pairs = [(o, n) for o, n in pairs if isinstance(o, str) and isinstance(n, str)]
+        if pairs:
+            for old, new in pairs:
+                out.append(_diff(old.splitlines(), new.splitlines()))
+                if path in self.known:
+                    text = "\n".join(self.known[path])
+                    if old in text:
+                        self.known[path] = text.replace(old, new, 1 if not args.get("replace_all") else -1).split("\n")
+                    else:
+                        self.known.pop(path)
+            return out
+        content = next((args[k] for k in ("content", "file_text", "text") if isinstance(args.get(k), str)), None)
+        if content is not None:
+            new = content.splitlines()
+            old = self.known.get(path)
+            out.append(_diff(old, new) if old is not None else ([], new))
+            self.known[path] = new
+        return out
+
+    def feed(self, tool_name: str, input_json: str | None) -> tuple[int, int, int]:
+        """(significant lines added, of them re-added, significant lines deleted) by one call."""
+        added = readded = deleted_n = 0
+        new_deleted = []
+        for deleted, added_lines in self.changes(tool_name, input_json):
+            for line in added_lines:
+                if significant(line):
+                    added += 1
+                    readded += line in self.deleted
+            sig = [d for d in deleted if significant(d)]
+            deleted_n += len(sig)
+            new_deleted += sig
+        self.deleted.update(new_deleted)      # only earlier edits count, not the same call
+        return added, readded, deleted_n
+
+
+# ---- loading -----------------------------------------------------------------------------------------
+def connect(roots) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with one view per trace table over every root (missing tables are empty)."""
+    roots = [Path(r) for r in ([roots] if isinstance(roots, (str, Path)) else roots)]
+    for root in roots:
+        if not root.is_dir():
+            raise TraceError(f"{root}: no such trace directory (expected <root>/sessions/<id>/part-*.parquet)")
+    con = duckdb.connect()
+    con.execute("SET threads TO 2")
+    for table, schema in TABLES.items():
+        files = [str(p) for root in roots for p in sorted((root / table).glob("*/part-*.parquet"))]
+        if files:
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
+        else:
+            con.register(f"{table}_empty", schema.empty_table())
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {table}_empty")
+    return con
+
+
+@dataclass
+class Analysis:
+    sessions: pd.DataFrame        # one row per session: counts, tokens, cost, best geomean, gains, re-added rate
+    overall: dict                 # the same figures over all sessions
+    steering: pd.DataFrame        # human messages and bank questions: class, layer, moved_layer, rejected_limit
+    runs: pd.DataFrame            # harness runs: geomean, best so far, is_gain (the best-so-far curve)
+    gains: pd.DataFrame           # gain events with the message that preceded them
+    attribution: pd.DataFrame     # preceding class -> gains, share
+    question_to_gain: pd.DataFrame   # per question: seconds and tool calls to the next gain
+    edits: pd.DataFrame           # per edit call: added, re-added, deleted lines, cumulative rate
+    arms: pd.DataFrame            # experiment arms side by side
+    layers: pd.DataFrame          # questions per layer
+    gain_threshold: float
+
+
+def _query(con, sql: str) -> pd.DataFrame:
+    return con.execute(sql).df()
+
+
+def _calls_before(calls: dict, session_id: str, ts_us, side: str = "left") -> int:
+    starts = calls.get(session_id)
+    if starts is None or ts_us is None or pd.isna(ts_us):
+        return 0
+    return int(np.searchsorted(starts, ts_us, side=side))
+
+
+def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None) -> Analysis:
+    """All statistics of the module docstring for the trace roots given."""
+    say = progress or (lambda _msg: None)
+    con = connect(roots)
+    sessions = _query(con, """
+        SELECT session_id, any_value(source) AS source, any_value(arm) AS arm, any_value(model) AS model,
+               any_value(source_file) AS source_file, any_value(config_json) AS config_json, count(*) AS copies,
+               min(started_at) AS started_at, max(ended_at) AS ended_at
+        FROM sessions GROUP BY session_id ORDER BY session_id""")
+    if sessions.empty:
+        raise TraceError("no sessions found under the trace roots given (import transcripts first: workbench import)")
+    if (sessions["copies"] > 1).any():
+        dup = sessions.loc[sessions["copies"] > 1, "session_id"].iloc[0]
+        raise TraceError(f"session {dup} appears more than once across the trace roots; pass each root once")
+    imports = [_import_tally(c) for c in sessions["config_json"]]
+    sessions["malformed_lines"] = [t.get("malformed_lines", 0) for t in imports]
+    sessions["duplicate_lines"] = [t.get("duplicate_lines", 0) for t in imports]
+    sessions = sessions.drop(columns=["copies", "config_json"])
+
+    say("counting messages, tokens and tool calls")
+    msg_counts = _query(con, """
+        SELECT session_id, count(*) AS message_rows,
+               count(*) FILTER (WHERE is_sidechain) AS sidechain_rows,
+               count(*) FILTER (WHERE is_human AND NOT coalesce(is_sidechain, false)) AS human_messages,
+               coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens,
+               coalesce(sum(cache_read_tokens), 0) AS cache_read_tokens,
+               coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens, coalesce(sum(cost_usd), 0) AS cost_usd
+        FROM messages GROUP BY session_id""")
+    call_counts = _query(con, """
+        SELECT session_id, count(*) AS tool_calls, count(*) FILTER (WHERE is_error) AS tool_errors
+        FROM tool_calls GROUP BY session_id""")
+    calls = _query(con, """
+        SELECT session_id, call_id, tool_index, epoch_us(started_at) AS start_us FROM tool_calls
+        ORDER BY session_id, start_us, tool_index""")
+    call_starts = {sid: g["start_us"].dropna().to_numpy() for sid, g in calls.groupby("session_id")}
+    call_index = {(r.session_id, r.call_id): r.tool_index for r in calls.itertuples()}
+
+    say("reading harness runs")
+    runs = _query(con, """
+        SELECT session_id, eval_id, any_value(call_id) AS call_id, any_value(kernel_sha) AS kernel_sha,
+               epoch_us(min(ts)) AS ts_us, max(geomean_vs_fa3) AS geomean_vs_fa3,
+               max(geomean_vs_original) AS geomean_vs_original, bool_and(all_correct) AS all_correct,
+               count(*) AS rows
+        FROM evaluations GROUP BY session_id, eval_id ORDER BY session_id, ts_us, eval_id""")
+
+    say("classifying human messages")
+    steering = _query(con, """
+        SELECT session_id, message_id AS id, epoch_us(ts) AS ts_us, text, 'human' AS origin, NULL AS bank_layer,
+               source_file, source_line
+        FROM messages WHERE is_human AND NOT coalesce(is_sidechain, false) AND block_type = 'text'
+        UNION ALL
+        SELECT session_id, intervention_id, epoch_us(ts), question_text, 'bank', layer, source_file, source_line
+        FROM interventions WHERE source = 'bank'
+        ORDER BY session_id, ts_us""")
+    steering["cls"] = [classify_message(t) for t in steering["text"]]
+    steering["layer"] = [b if isinstance(b, str) and b else message_layer(t)
+                         for b, t in zip(steering["bank_layer"], steering["text"])]
+    steering = steering.drop(columns="bank_layer")
+    agent = _query(con, """
+        SELECT m.session_id, epoch_us(m.ts) AS ts_us, m.text FROM messages m
+        WHERE m.role = 'assistant' AND m.block_type = 'text' AND NOT coalesce(m.is_sidechain, false)
+          AND m.session_id IN (SELECT DISTINCT session_id FROM messages WHERE is_human)
+        ORDER BY m.session_id, ts_us""")
+    agent_by_session = {sid: (g["ts_us"].to_numpy(), g["text"].tolist()) for sid, g in agent.groupby("session_id")}
+    agent_layers, claimed = [], []
+    previous = {}
+    for row in steering.itertuples():
+        ts_arr, texts = agent_by_session.get(row.session_id, (np.array([]), []))
+        hi = int(np.searchsorted(ts_arr, row.ts_us, side="left"))
+        lo = int(np.searchsorted(ts_arr, previous.get(row.session_id, -np.inf), side="left"))
+        window = "\n".join(t or "" for t in texts[max(lo, hi - AGENT_WINDOW):hi])
+        agent_layers.append(message_layer(window))
+        claimed.append(claims_limit(window))
+        previous[row.session_id] = row.ts_us
+    steering["agent_layer"] = agent_layers
+    steering["agent_claimed_limit"] = claimed
+    steering["moved_layer"] = [isinstance(a, str) and isinstance(b, str) and a != b
+                               for a, b in zip(steering["layer"], steering["agent_layer"])]
+    steering["rejected_limit"] = steering["agent_claimed_limit"] & steering["cls"].isin(["question", "directive"])
+    steering["calls_before"] = [_calls_before(call_starts, s, t) for s, t in zip(steering["session_id"],
+                                                                                 steering["ts_us"])]
+
+    say("finding gain events")
+    runs, gains = _gains(runs, steering, call_starts, call_index, gain_threshold)
+    q_to_gain = _question_to_gain(steering, gains)
+
+    say("counting re-added lines")
+    edits = _edits(con, call_starts)
+
+    say("per-session tables")
+    table = sessions.merge(msg_counts, on="session_id", how="left").merge(call_counts, on="session_id", how="left")
+    for cls in CLASSES:
+        per = steering[steering["cls"] == cls].groupby("session_id").size().rename(cls + "s" if cls != "information"
+                                                                                   else "information")
+        table = table.merge(per, on="session_id", how="left")
+    table = table.merge(runs.groupby("session_id")["eval_id"].nunique().rename("harness_runs"), on="session_id",
+                        how="left")
+    best = runs[runs["scored"]].groupby("session_id")
+    table = table.merge(best["geomean"].max().rename("best_geomean"), on="session_id", how="left")
+    table = table.merge(best["metric"].first().rename("metric"), on="session_id", how="left")
+    table = table.merge(gains.groupby("session_id").size().rename("gains"), on="session_id", how="left")
+    after_q = gains[gains["preceded_by"] == "question"].groupby("session_id").size().rename("gains_after_question")
+    table = table.merge(after_q, on="session_id", how="left")
+    lines = edits.groupby("session_id")[["added", "readded"]].sum()
+    table = table.merge(lines.rename(columns={"added": "lines_added", "readded": "lines_readded"}),
+                        on="session_id", how="left")
+    count_cols = ["malformed_lines", "duplicate_lines", "message_rows", "sidechain_rows", "human_messages", "input_tokens", "output_tokens",
+                  "cache_read_tokens", "cache_write_tokens", "tool_calls", "tool_errors", "questions",
+                  "information", "directives", "others", "harness_runs", "gains", "gains_after_question",
+                  "lines_added", "lines_readded"]
+    for col in count_cols:
+        table[col] = table[col].fillna(0).astype("int64")
+    table["cost_usd"] = table["cost_usd"].fillna(0.0)
+    table["readded_rate"] = _rate(table["lines_readded"], table["lines_added"])
+
+    overall = {col: int(table[col].sum()) for col in count_cols}
+    overall.update(sessions=len(table), cost_usd=float(table["cost_usd"].sum()),
+                   readded_rate=_scalar_rate(overall["lines_readded"], overall["lines_added"]),
+                   gain_threshold=gain_threshold)
+    attribution = _attribution(gains)
+    overall.update({f"share_gains_after_{k}": v for k, v in zip(attribution["preceded_by"], attribution["share"])})
+    answered = q_to_gain.dropna(subset=["seconds_to_gain"])
+    overall.update(questions_followed_by_gain=len(answered),
+                   median_seconds_question_to_gain=float(answered["seconds_to_gain"].median())
+                   if len(answered) else float("nan"),
+                   median_calls_question_to_gain=float(answered["calls_to_gain"].median())
+                   if len(answered) else float("nan"),
+                   gains_moved_or_rejected=int((gains["moved_layer"] | gains["rejected_limit"]).sum()))
+    overall["gpus"] = [g for (g,) in con.execute(
+        "SELECT DISTINCT gpu FROM evaluations WHERE gpu IS NOT NULL AND gpu <> '' ORDER BY gpu").fetchall()]
+    layers = (steering[steering["cls"] == "question"]["layer"].fillna("(none)").value_counts()
+              .rename_axis("layer").reset_index(name="questions"))
+    con.close()
+    return Analysis(sessions=table, overall=overall, steering=steering, runs=runs, gains=gains,
+                    attribution=attribution, question_to_gain=q_to_gain, edits=edits,
+                    arms=_arms(table), layers=layers, gain_threshold=gain_threshold)
+
+
+def _import_tally(config_json) -> dict:
+    try:
+        config = json.loads(config_json) if isinstance(config_json, str) else {}
+    except ValueError:
+        return {}
+    tally = config.get("import") if isinstance(config, dict) else None
+    return tally if isinstance(tally, dict) else {}
+
+
+def _rate(num: pd.Series, den: pd.Series) -> pd.Series:
+    return (num / den.where(den > 0)).astype("float64")
+
+
+def _scalar_rate(num, den) -> float:
+    return num / den if den else float("nan")
+
+
+def _gains(runs: pd.DataFrame, steering: pd.DataFrame, call_starts, call_index, threshold: float):
+    runs = runs.copy()
+    has_fa3 = runs.groupby("session_id")["geomean_vs_fa3"].transform(lambda s: s.notna().any())
+    runs["metric"] = np.where(has_fa3, "geomean_vs_fa3", "geomean_vs_original")
+    runs["geomean"] = np.where(has_fa3, runs["geomean_vs_fa3"], runs["geomean_vs_original"])
+    known_wrong = runs["all_correct"].astype("boolean").eq(False).fillna(False)    # null: not known to be wrong
+    runs["scored"] = (runs["geomean"].notna() & ~known_wrong).astype(bool)
+    # the tool call that ran the harness; without one, the calls started by the time the result arrived
+    runs["tool_index"] = np.array([
+        call_index.get((s, c)) if (s, c) in call_index else _calls_before(call_starts, s, t, "right")
+        for s, c, t in zip(runs["session_id"], runs["call_id"], runs["ts_us"])], dtype="int64")
+    best_col, gain_col, prev_col = [], [], []
+    events = []
+    by_session = {sid: g for sid, g in steering.groupby("session_id")}
+    for sid, group in runs.groupby("session_id", sort=False):
+        best, last_gain_ts = None, None
+        msgs = by_session.get(sid)
+        msg_ts = msgs["ts_us"].to_numpy() if msgs is not None else None
+        for row in group.itertuples():
+            is_gain, previous_best = False, best
+            if row.scored:
+                if best is not None and row.geomean / best - 1.0 >= threshold - 1e-9:
+                    is_gain = True
+                best = row.geomean if best is None else max(best, row.geomean)
+            best_col.append(best)
+            gain_col.append(is_gain)
+            prev_col.append(previous_best)
+            if not is_gain:
+                continue
+            msg = None
+            if msgs is not None:        # the last steering message before the run and after the previous gain
+                k = int(np.searchsorted(msg_ts, row.ts_us, side="left")) - 1
+                if k >= 0 and (last_gain_ts is None or msg_ts[k] > last_gain_ts):
+                    msg = msgs.iloc[k]
+            events.append(dict(
+                session_id=sid, eval_id=row.eval_id, ts_us=row.ts_us, tool_index=row.tool_index,
+                metric=row.metric, previous_best=previous_best, geomean=row.geomean,
+                gain_pct=100.0 * (row.geomean / previous_best - 1.0),
+                preceded_by=msg["cls"] if msg is not None else "nothing",
+                message_id=msg["id"] if msg is not None else None,
+                message_text=msg["text"] if msg is not None else None,
+                message_origin=msg["origin"] if msg is not None else None,
+                message_layer=msg["layer"] if msg is not None else None,
+                agent_layer=msg["agent_layer"] if msg is not None else None,
+                moved_layer=bool(msg["moved_layer"]) if msg is not None else False,
+                rejected_limit=bool(msg["rejected_limit"]) if msg is not None else False,
+                seconds_since_message=(row.ts_us - msg["ts_us"]) / 1e6 if msg is not None else None,
+                calls_since_message=int(row.tool_index - msg["calls_before"]) if msg is not None else None))
+            last_gain_ts = row.ts_us
+    runs["best_so_far"] = best_col
+    runs["is_gain"] = gain_col
+    runs["previous_best"] = prev_col
+    columns = ["session_id", "eval_id", "ts_us", "tool_index", "metric", "previous_best", "geomean", "gain_pct",
+               "preceded_by", "message_id", "message_text", "message_origin", "message_layer", "agent_layer",
+               "moved_layer", "rejected_limit", "seconds_since_message", "calls_since_message"]
+    gains = pd.DataFrame(events, columns=columns)
+    gains["moved_layer"] = gains["moved_layer"].astype(bool)
+    gains["rejected_limit"] = gains["rejected_limit"].astype(bool)
+    return runs, gains
+
+
+def _question_to_gain(steering: pd.DataFrame, gains: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    by_session = {sid: (g["ts_us"].to_numpy(), g) for sid, g in gains.groupby("session_id")}
+    for q in steering[steering["cls"] == "question"].itertuples():
+        nxt = None
+        if q.session_id in by_session:
+            ts, group = by_session[q.session_id]
+            k = int(np.searchsorted(ts, q.ts_us, side="right"))
+            nxt = group.iloc[k] if k < len(group) else None
+        rows.append(dict(session_id=q.session_id, message_id=q.id, text=q.text, layer=q.layer,
+                         seconds_to_gain=(nxt["ts_us"] - q.ts_us) / 1e6 if nxt is not None else None,
+                         calls_to_gain=int(nxt["tool_index"] - q.calls_before) if nxt is not None else None,
+                         gain_eval_id=nxt["eval_id"] if nxt is not None else None))
+    return pd.DataFrame(rows, columns=["session_id", "message_id", "text", "layer", "seconds_to_gain",
+                                       "calls_to_gain", "gain_eval_id"]).astype({"seconds_to_gain": "float64",
+                                                                                  "calls_to_gain": "float64"})
+
+
+def _attribution(gains: pd.DataFrame) -> pd.DataFrame:
+    counts = gains["preceded_by"].value_counts()
+    total = int(counts.sum())
+    return pd.DataFrame({"preceded_by": list(ATTRIBUTIONS),
+                         "gains": [int(counts.get(k, 0)) for k in ATTRIBUTIONS],
+                         "share": [counts.get(k, 0) / total if total else float("nan") for k in ATTRIBUTIONS]})
+
+
+def _edits(con, call_starts) -> pd.DataFrame:
+    names = ", ".join(f"'{n}'" for n in EDIT_TOOLS)
+    calls = _query(con, f"""
+        SELECT session_id, tool_index, epoch_us(started_at) AS ts_us, tool_name, input_json FROM tool_calls
+        WHERE NOT coalesce(is_error, false)
+          AND (tool_name IN ({names}) OR input_json LIKE '%*** Begin Patch%')
+        ORDER BY session_id, ts_us, tool_index""")
+    rows = []
+    for sid, group in calls.groupby("session_id", sort=False):
+        tracker = EditTracker()
+        for row in group.itertuples():
+            added, readded, deleted = tracker.feed(row.tool_name, row.input_json)
+            if added or deleted:
+                rows.append((sid, row.tool_index, row.ts_us, row.tool_name, added, readded, deleted))
+    edits = pd.DataFrame(rows, columns=["session_id", "tool_index", "ts_us", "tool_name", "added", "readded",
+                                        "deleted"]).astype({"tool_index": "int64", "ts_us": "float64", "added": "int64",
+                                                            "readded": "int64", "deleted": "int64"})
+    edits["cum_added"] = edits.groupby("session_id")["added"].cumsum()
+    edits["cum_readded"] = edits.groupby("session_id")["readded"].cumsum()
+    edits["cum_rate"] = _rate(edits["cum_readded"], edits["cum_added"])
+    return edits
+
+
+def _arms(table: pd.DataFrame) -> pd.DataFrame:
+    t = table.assign(arm=table["arm"].fillna("(none)"))
+    grouped = t.groupby("arm")
+    out = grouped.agg(sessions=("session_id", "count"), human_messages=("human_messages", "sum"),
+                      questions=("questions", "sum"), tool_calls=("tool_calls", "sum"),
+                      harness_runs=("harness_runs", "sum"), best_geomean_median=("best_geomean", "median"),
+                      best_geomean_max=("best_geomean", "max"), gains=("gains", "sum"),
+                      gains_after_question=("gains_after_question", "sum"), lines_added=("lines_added", "sum"),
+                      lines_readded=("lines_readded", "sum"), cost_usd=("cost_usd", "sum")).reset_index()
+    out["readded_rate"] = _rate(out["lines_readded"], out["lines_added"])
+    # tools-only first: it is the baseline the question arms are read against
+    out["_order"] = (out["arm"] != "tools_only").astype(int)
+    return out.sort_values(["_order", "arm"]).drop(columns="_order").reset_index(drop=True)

@@ -1,0 +1,129 @@
+"""`workbench import`: Claude Code transcripts, Codex rollouts and our own campaigns into trace tables.
+
+    workbench import PATH... [-o data/traces] [--format auto|claude_code|codex|workbench] [--arm ARM]
+
+A PATH is a transcript file, a directory searched for `*.jsonl`, or a campaign directory (anything holding
+`sessions/<id>/part-*.parquet`). With `--format auto` each JSONL file is recognised by its first lines.
+Importing a session again replaces its rows, so re-running an import never duplicates anything.
+Malformed lines are counted and listed (first 20), never fatal.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.traces.importers.claude_code import import_claude_code
+from workbench.traces.importers.codex import import_codex
+from workbench.traces.importers.common import MALFORMED_SHOWN, ImportedSession, write_session
+from workbench.traces.importers.workbench import find_trace_roots, import_workbench
+
+FORMATS = ("claude_code", "codex", "workbench")
+IMPORTERS = {"claude_code": import_claude_code, "codex": import_codex, "workbench": import_workbench}
+SNIFF_LINES = 20
+
+__all__ = ["import_main", "import_paths", "sniff", "import_claude_code", "import_codex", "import_workbench"]
+
+
+def sniff(path: Path) -> str | None:
+    """claude_code, codex or None, from the first parseable lines of a JSONL file."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for _, raw in zip(range(SNIFF_LINES), handle):
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                if "payload" in obj and "type" in obj:
+                    return "codex"
+                if "uuid" in obj or "sessionId" in obj or obj.get("type") in ("summary", "user", "assistant"):
+                    return "claude_code"
+    except OSError:
+        return None
+    return None
+
+
+def collect(paths: list[Path], fmt: str = "auto") -> tuple[dict, list[str]]:
+    """Group input files by format; returns ({format: [paths]}, [problems])."""
+    found = {f: [] for f in FORMATS}
+    problems = []
+    for path in paths:
+        if not path.exists():
+            problems.append(f"{path}: no such file or directory")
+            continue
+        if path.is_dir() and fmt in ("auto", "workbench") and find_trace_roots(path):
+            found["workbench"].append(path)
+            continue
+        files = [path] if path.is_file() else sorted(path.rglob("*.jsonl"))
+        if not files:
+            problems.append(f"{path}: no *.jsonl transcripts and no campaign traces found")
+        for file in files:
+            kind = fmt if fmt != "auto" else sniff(file)
+            if kind is None:
+                problems.append(f"{file}: not a Claude Code or Codex transcript (pass --format to force one)")
+                continue
+            found[kind].append(file)
+    return found, problems
+
+
+def import_paths(paths, out, fmt: str = "auto", arm: str | None = None, campaign_id: str | None = None,
+                 log=None) -> list[ImportedSession]:
+    """Import every transcript under paths into the trace root `out`; returns the imported sessions."""
+    found, problems = collect([Path(p) for p in paths], fmt)
+    for problem in problems:
+        if log:
+            log(problem)
+    out = Path(out)
+    imported = []
+    for kind, files in found.items():
+        if not files:
+            continue
+        if kind == "workbench":
+            same = [f for f in files if out.resolve() in [r.resolve() for r in find_trace_roots(f)]]
+            for f in same:
+                if log:
+                    log(f"{f}: already the output trace root; skipped")
+            files = [f for f in files if f not in same]
+        for session in IMPORTERS[kind](files, arm=arm, campaign_id=campaign_id):
+            write_session(out, session)
+            imported.append(session)
+    return imported
+
+
+def import_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="workbench import", description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path, help="transcript files, directories, or campaign dirs")
+    parser.add_argument("-o", "--out", type=Path, default=Path("data/traces"), help="trace root (data/traces)")
+    parser.add_argument("--format", default="auto", choices=("auto",) + FORMATS)
+    parser.add_argument("--arm", help="experiment arm recorded on every imported session (e.g. tools_only)")
+    parser.add_argument("--campaign-id", help="campaign id recorded on every imported session")
+    args = parser.parse_args(argv)
+
+    def log(line):
+        print(f"workbench import: {line}", file=sys.stderr)
+
+    sessions = import_paths(args.paths, args.out, args.format, args.arm, args.campaign_id, log=log)
+    if not sessions:
+        log("nothing imported; pass Claude Code / Codex JSONL files or a campaign directory")
+        return 2
+    malformed = []
+    for s in sessions:
+        counts = {t: len(rows) for t, rows in s.tables.items()}
+        t = s.tally
+        print(f"{s.session['source']:<11} {s.session_id}: {counts.get('messages', 0)} message rows, "
+              f"{counts.get('tool_calls', 0)} tool calls, {counts.get('evaluations', 0)} evaluation rows "
+              f"from {len(t.files)} file(s); {len(t.malformed)} malformed, {t.duplicate_lines} duplicate, "
+              f"{t.usage_duplicates} repeated-usage lines")
+        malformed += t.malformed
+    for file, line, reason in malformed[:MALFORMED_SHOWN]:
+        log(f"malformed line skipped: {file}:{line}: {reason}")
+    if len(malformed) > MALFORMED_SHOWN:
+        log(f"... and {len(malformed) - MALFORMED_SHOWN} more malformed lines")
+    print(f"{len(sessions)} session(s) written to {args.out}")
+    return 0
+
+
+main = import_main

@@ -1,0 +1,252 @@
+"""Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`) into trace tables.
+
+The format, and the traps this importer handles (FIELD_NOTES.md, "Agent transcript formats"):
+  * one line per content block; `uuid`/`parentUuid` form a tree; `isSidechain` marks sub-agent (Task) lines,
+    whose "user" lines are prompts written by the main agent, never by a person;
+  * assistant lines repeat `message.id` and `usage` for every block, and streaming partials repeat with growing
+    `output_tokens`: usage is counted once per (`message.id`, `requestId`), keeping the largest output count,
+    and written on the first line of that API message;
+  * a resumed session copies earlier lines (same `uuid`) into a new file: files that share a uuid are one
+    session, and each uuid is kept once (its first occurrence, so source_file/source_line point at the original);
+  * tool results come back in user lines as `tool_result` blocks (`tool_use_id`, `is_error`).
+Lines that are not JSON objects are counted as malformed and skipped.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from workbench.traces.importers.common import (ImportedSession, ImportTally, evaluation_rows, head, parse_ts,
+                                               price, safe_session_id)
+
+# user text that Claude Code injects itself (slash commands, caveats, interrupts, reminders): not typed by a person
+NOT_HUMAN_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+                      "<local-command-stderr>", "<system-reminder>", "<bash-input>", "<bash-stdout>",
+                      "<bash-stderr>", "<user-memory-input>", "Caveat: The messages below were generated",
+                      "[Request interrupted by user", "This session is being continued from a previous conversation")
+NO_ROW_TYPES = ("summary", "file-history-snapshot", "queue-operation", "system")
+SYNTHETIC_MODEL = "<synthetic>"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)     # sort key for lines before any timestamp
+
+
+def _read(path: Path, tally: ImportTally) -> list[tuple[int, dict]]:
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            tally.lines += 1
+            try:
+                obj = json.loads(raw)
+            except ValueError as err:
+                tally.bad(path, number, f"invalid JSON ({err.msg})")
+                continue
+            if not isinstance(obj, dict):
+                tally.bad(path, number, "not a JSON object")
+                continue
+            records.append((number, obj))
+    return records
+
+
+def _group_files(per_file: dict[Path, list]) -> list[list[Path]]:
+    """Files that share a uuid or a sessionId belong to one session (union-find)."""
+    parent = {p: p for p in per_file}
+
+    def find(p):
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    owner = {}
+    for path, records in per_file.items():
+        for _, obj in records:
+            for key in (obj.get("uuid"), "session:" + str(obj.get("sessionId")) if obj.get("sessionId") else None):
+                if key is None:
+                    continue
+                if key in owner:
+                    parent[find(path)] = find(owner[key])
+                else:
+                    owner[key] = path
+    groups = {}
+    for path in per_file:
+        groups.setdefault(find(path), []).append(path)
+    return list(groups.values())
+
+
+def _blocks(message: dict) -> list[dict]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+    return []
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [c.get("text", "") if isinstance(c, dict) else str(c) for c in content]
+        return "\n".join(p for p in parts if p)
+    return "" if content is None else json.dumps(content)
+
+
+def _is_human(obj: dict, block: dict) -> bool:
+    if obj.get("type") != "user" or obj.get("isSidechain") or obj.get("isMeta") or obj.get("isCompactSummary"):
+        return False
+    if block.get("type") != "text":
+        return False
+    text = (block.get("text") or "").lstrip()
+    return bool(text) and not text.startswith(NOT_HUMAN_PREFIXES)
+
+
+def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict, arm: str | None = None,
+                   campaign_id: str | None = None) -> ImportedSession:
+    # order files by their first timestamp (the original before its resumptions), then by name
+    def first_ts(path):
+        stamps = [parse_ts(o.get("timestamp")) for _, o in records_by_file[path] if o.get("timestamp")]
+        stamps = [s for s in stamps if s is not None]
+        return (min(stamps).isoformat() if stamps else "~", str(path))
+
+    paths = sorted(paths, key=first_ts)
+    tally.files = [str(p) for p in paths]
+
+    # de-duplicate by uuid across files; carry timestamps forward so the merge sort is stable
+    seen, records = set(), []
+    for rank, path in enumerate(paths):
+        last_ts = None
+        for number, obj in records_by_file[path]:
+            uuid = obj.get("uuid")
+            if obj.get("type") in NO_ROW_TYPES or not uuid:
+                tally.ignored_lines += 1
+                continue
+            if uuid in seen:
+                tally.duplicate_lines += 1
+                continue
+            seen.add(uuid)
+            ts = parse_ts(obj.get("timestamp")) or last_ts
+            last_ts = ts
+            records.append((ts, rank, number, str(path), obj))
+    records.sort(key=lambda r: (r[0] or EPOCH, r[1], r[2]))
+
+    session_id = next((o.get("sessionId") for *_, o in records if o.get("sessionId")), None) \
+        or paths[0].stem
+    session_id = safe_session_id(session_id)
+
+    # usage: one entry per (message.id, requestId), the largest output count wins, written on the first line
+    best_usage, first_uuid, cost_field, usage_lines = {}, {}, {}, 0
+    for _, _, _, _, obj in records:
+        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        usage = message.get("usage")
+        if obj.get("type") != "assistant" or not isinstance(usage, dict):
+            continue
+        usage_lines += 1
+        key = (message.get("id") or obj["uuid"], obj.get("requestId"))
+        first_uuid.setdefault(key, obj["uuid"])
+        if key not in best_usage or (usage.get("output_tokens") or 0) > (best_usage[key].get("output_tokens") or 0):
+            best_usage[key] = usage
+            cost_field[key] = obj.get("costUSD")
+    tally.usage_duplicates = usage_lines - len(best_usage)
+    usage_at = {uuid: key for key, uuid in first_uuid.items()}
+
+    messages, calls, results, evaluations = [], {}, [], []
+    models = Counter()
+    turn, turn_keys = 0, set()
+    for ts, _, number, file, obj in records:
+        kind = obj.get("type")
+        message = obj.get("message")
+        if kind not in ("user", "assistant"):
+            tally.ignored_lines += 1
+            continue
+        if not isinstance(message, dict):
+            tally.bad(file, number, f"{kind} line without a message object")
+            continue
+        if not isinstance(message.get("content"), (str, list)):
+            tally.bad(file, number, f"{kind} message content is neither text nor a list of blocks")
+            continue
+        model = message.get("model") if kind == "assistant" else None
+        if kind == "assistant":
+            key = (message.get("id") or obj["uuid"], obj.get("requestId"))
+            if key not in turn_keys:
+                turn_keys.add(key)
+                turn += 1
+            if model and model != SYNTHETIC_MODEL and not obj.get("isSidechain"):
+                models[model] += 1
+        usage_row = {}
+        if obj["uuid"] in usage_at:
+            key = usage_at[obj["uuid"]]
+            usage = best_usage[key]
+            tokens = dict(input_tokens=int(usage.get("input_tokens") or 0),
+                          output_tokens=int(usage.get("output_tokens") or 0),
+                          cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
+                          cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0))
+            cost = cost_field.get(key)
+            if cost is None:
+                cost = price(model, tokens["input_tokens"], tokens["output_tokens"], tokens["cache_read_tokens"],
+                             tokens["cache_write_tokens"])
+            usage_row = dict(tokens, cost_usd=cost)
+        for index, block in enumerate(_blocks(message)):
+            btype = block.get("type") or "unknown"
+            text = None
+            if btype == "text":
+                text = block.get("text")
+            elif btype == "thinking":
+                text = block.get("thinking")
+            elif btype == "tool_use":
+                text = head(json.dumps(block.get("input"), ensure_ascii=False))
+                calls[block.get("id")] = dict(call_id=block.get("id"), turn=turn, tool_name=block.get("name"),
+                                              input_json=json.dumps(block.get("input"), ensure_ascii=False),
+                                              started_at=ts, source_file=file, source_line=number)
+            elif btype == "tool_result":
+                output = _result_text(block)
+                text = head(output)
+                results.append((block.get("tool_use_id"), output, bool(block.get("is_error")), ts, file, number))
+            messages.append(dict(session_id=session_id, message_id=obj["uuid"], block_index=index,
+                                 parent_id=obj.get("parentUuid"), turn=turn, role=message.get("role") or kind,
+                                 block_type=btype, is_human=_is_human(obj, block),
+                                 is_sidechain=bool(obj.get("isSidechain")), text=text, ts=ts, model=model,
+                                 source_file=file, source_line=number, **(usage_row if index == 0 else {})))
+
+    for call_id, output, is_error, ts, file, number in results:
+        call = calls.get(call_id)
+        if call is None:
+            tally.orphan_results += 1
+            continue
+        duration = (ts - call["started_at"]).total_seconds() if ts and call["started_at"] else None
+        call.update(output_text=head(output), is_error=is_error, ended_at=ts, duration_s=duration,
+                    error=head(output.strip().splitlines()[0], 300) if is_error and output.strip() else None)
+        evaluations += evaluation_rows(output, session_id=session_id, call_id=call_id, ts=ts,
+                                       source_file=file, source_line=number)
+    tool_calls = sorted(calls.values(), key=lambda c: (c["started_at"] or EPOCH, c["source_file"], c["source_line"]))
+    for index, call in enumerate(tool_calls, start=1):
+        call.update(session_id=session_id, tool_index=index)
+
+    stamps = [r[0] for r in records if r[0] is not None]
+    cwd = next((o.get("cwd") for *_, o in records if o.get("cwd")), None)
+    version = next((o.get("version") for *_, o in records if o.get("version")), None)
+    session = dict(session_id=session_id, source="claude_code", source_file=";".join(tally.files),
+                   started_at=min(stamps) if stamps else None, ended_at=max(stamps) if stamps else None,
+                   campaign_id=campaign_id, arm=arm, agent="external",
+                   model=models.most_common(1)[0][0] if models else None,
+                   config_json=json.dumps({"import": tally.to_dict(), "cwd": cwd, "claude_code_version": version}))
+    return ImportedSession(session=session, tables={"messages": messages, "tool_calls": tool_calls,
+                                                    "evaluations": evaluations}, tally=tally)
+
+
+def import_claude_code(paths: list[Path], arm: str | None = None,
+                       campaign_id: str | None = None) -> list[ImportedSession]:
+    """Read Claude Code JSONL files; files of one resumed session are merged into one session."""
+    read_tally = ImportTally()
+    per_file = {Path(p): _read(Path(p), read_tally) for p in paths}
+    sessions = []
+    for group in _group_files(per_file):
+        tally = ImportTally()
+        names = {str(p) for p in group}
+        tally.malformed = [m for m in read_tally.malformed if m[0] in names]
+        tally.lines = sum(len(per_file[p]) for p in group) + len(tally.malformed)
+        sessions.append(import_session(group, tally, per_file, arm=arm, campaign_id=campaign_id))
+    return sorted(sessions, key=lambda s: s.session_id)

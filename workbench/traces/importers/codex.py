@@ -1,0 +1,232 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) into trace tables.
+
+Each line is `{timestamp, type, payload}`:
+  * `session_meta` (session id, cwd, cli version), `turn_context` (model; one per user turn);
+  * `response_item`: the conversation itself — `message` (user/assistant/developer), `reasoning`,
+    `function_call` / `function_call_output` and `custom_tool_call` / `custom_tool_call_output` paired by
+    `call_id` (apply_patch arrives as a custom tool call or as a shell command);
+  * `event_msg`: UI events. `token_count` carries *cumulative* usage: each event's difference from the previous
+    one is the usage of the model calls since then (a total that goes down means the counter restarted, e.g. on
+    resume: the new total is the difference). `user_message` / `agent_message` echo response items and are
+    skipped, so nothing is counted twice.
+Files that carry the same session id are one session; a line repeated verbatim across them is kept once.
+User messages that Codex writes itself (environment context, AGENTS.md instructions) are not human.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from workbench.traces.importers.common import (ImportedSession, ImportTally, evaluation_rows, head, parse_ts,
+                                               price, safe_session_id)
+
+NOT_HUMAN_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                      "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
+TOOL_CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")
+TOOL_OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
+TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens")
+
+
+def _read(path: Path, tally: ImportTally) -> list[tuple[int, dict, str]]:
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            tally.lines += 1
+            try:
+                obj = json.loads(raw)
+            except ValueError as err:
+                tally.bad(path, number, f"invalid JSON ({err.msg})")
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("payload"), dict) or "type" not in obj:
+                tally.bad(path, number, "not a {timestamp, type, payload} object")
+                continue
+            records.append((number, obj, json.dumps(obj, sort_keys=True)))
+    return records
+
+
+def _session_key(path: Path, records) -> str:
+    for _, obj, _ in records:
+        if obj["type"] == "session_meta" and obj["payload"].get("id"):
+            return str(obj["payload"]["id"])
+    return path.stem
+
+
+def _output(payload: dict) -> tuple[str, bool | None]:
+    """Tool output text and error flag; output may be a string, a JSON string {output, metadata}, or a dict."""
+    raw = payload.get("output")
+    exit_code, success = None, None
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and ("output" in parsed or "metadata" in parsed):
+            raw = parsed
+    if isinstance(raw, dict):
+        exit_code = (raw.get("metadata") or {}).get("exit_code")
+        success = raw.get("success")
+        raw = raw.get("output", raw.get("content", ""))
+    text = raw if isinstance(raw, str) else json.dumps(raw)
+    is_error = success is False or (exit_code is not None and exit_code != 0)
+    return text, is_error
+
+
+def _call_input(payload: dict) -> str:
+    if payload["type"] == "function_call":
+        arguments = payload.get("arguments")
+        return arguments if isinstance(arguments, str) else json.dumps(arguments)
+    if payload["type"] == "custom_tool_call":
+        return json.dumps(payload.get("input"), ensure_ascii=False)
+    return json.dumps(payload.get("action"), ensure_ascii=False)
+
+
+def import_session(key: str, paths: list[Path], per_file: dict, tally: ImportTally, arm: str | None = None,
+                   campaign_id: str | None = None) -> ImportedSession:
+    session_id = safe_session_id(key)
+    tally.files = [str(p) for p in paths]
+    seen, records = set(), []
+    for path in paths:
+        for number, obj, canonical in per_file[path]:
+            if canonical in seen:
+                tally.duplicate_lines += 1
+                continue
+            seen.add(canonical)
+            records.append((parse_ts(obj.get("timestamp")), number, str(path), obj))
+
+    messages, calls, outputs, evaluations = [], {}, [], []
+    models, meta = Counter(), {}
+    model, turn = None, 0
+    previous_total, pending_rows, carried = None, [], None
+
+    def add(row):
+        messages.append(row)
+        if row["role"] == "assistant":
+            pending_rows.append(row)
+
+    for ts, number, file, obj in records:
+        kind, payload = obj["type"], obj["payload"]
+        ptype = payload.get("type")
+        base = dict(session_id=session_id, message_id=f"{Path(file).stem}:{number}", turn=turn,
+                    is_sidechain=False, ts=ts, source_file=file, source_line=number)
+        if kind == "session_meta":
+            meta = payload
+            tally.ignored_lines += 1
+        elif kind == "turn_context":
+            model = payload.get("model") or model
+            turn += 1
+        elif kind == "event_msg" and ptype == "token_count":
+            total = ((payload.get("info") or {}).get("total_token_usage")) or None
+            if not isinstance(total, dict):
+                continue
+            total = {f: int(total.get(f) or 0) for f in TOKEN_FIELDS}
+            if previous_total and all(total[f] >= previous_total[f] for f in TOKEN_FIELDS):
+                delta = {f: total[f] - previous_total[f] for f in TOKEN_FIELDS}
+            else:
+                delta = total
+            previous_total = total
+            if carried:
+                delta = {f: delta[f] + carried[f] for f in TOKEN_FIELDS}
+                carried = None
+            if not any(delta.values()):
+                continue
+            if not pending_rows:            # usage before any row to put it on: keep it for the next one
+                carried = delta
+                continue
+            row = pending_rows[0]
+            uncached = delta["input_tokens"] - delta["cached_input_tokens"]
+            row.update(input_tokens=(row.get("input_tokens") or 0) + uncached,
+                       output_tokens=(row.get("output_tokens") or 0) + delta["output_tokens"],
+                       cache_read_tokens=(row.get("cache_read_tokens") or 0) + delta["cached_input_tokens"],
+                       cache_write_tokens=row.get("cache_write_tokens") or 0)
+            row["cost_usd"] = price(row.get("model"), row["input_tokens"], row["output_tokens"],
+                                    row["cache_read_tokens"], 0)
+            pending_rows.clear()
+        elif kind == "response_item" and ptype == "message":
+            role = payload.get("role")
+            role = "system" if role in ("developer", "system") else role
+            content = payload.get("content")
+            items = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+            for index, item in enumerate(items):
+                text = item.get("text") if isinstance(item, dict) else str(item)
+                human = role == "user" and bool(text and text.strip()) \
+                    and not text.lstrip().startswith(NOT_HUMAN_PREFIXES)
+                add(dict(base, block_index=index, role=role, block_type="text", is_human=human, text=text,
+                         model=model if role == "assistant" else None))
+            if role == "assistant" and model:
+                models[model] += 1
+        elif kind == "response_item" and ptype == "reasoning":
+            summary = payload.get("summary") or []
+            text = "\n".join(s.get("text", "") for s in summary if isinstance(s, dict)) or None
+            add(dict(base, block_index=0, role="assistant", block_type="thinking", is_human=False, text=text,
+                     model=model))
+        elif kind == "response_item" and ptype in TOOL_CALL_TYPES:
+            call_id = payload.get("call_id") or payload.get("id") or base["message_id"]
+            input_json = _call_input(payload)
+            name = payload.get("name") or ("local_shell" if ptype == "local_shell_call" else ptype)
+            calls[call_id] = dict(session_id=session_id, call_id=call_id, turn=turn, tool_name=name,
+                                  input_json=input_json, started_at=ts, source_file=file, source_line=number)
+            add(dict(base, block_index=0, role="assistant", block_type="tool_use", is_human=False,
+                     text=head(input_json), model=model))
+        elif kind == "response_item" and ptype in TOOL_OUTPUT_TYPES:
+            text, is_error = _output(payload)
+            outputs.append((payload.get("call_id"), text, is_error, ts, file, number))
+            add(dict(base, block_index=0, role="user", block_type="tool_result", is_human=False, text=head(text)))
+        else:
+            tally.ignored_lines += 1        # UI echoes, compaction markers, kinds this importer does not use
+
+    if carried and messages:    # usage after the last row: put it on the last assistant row
+        last = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+        if last is not None:
+            uncached = carried["input_tokens"] - carried["cached_input_tokens"]
+            last.update(input_tokens=(last.get("input_tokens") or 0) + uncached,
+                        output_tokens=(last.get("output_tokens") or 0) + carried["output_tokens"],
+                        cache_read_tokens=(last.get("cache_read_tokens") or 0) + carried["cached_input_tokens"],
+                        cache_write_tokens=0)
+            last["cost_usd"] = price(last.get("model"), last["input_tokens"], last["output_tokens"],
+                                     last["cache_read_tokens"], 0)
+
+    for call_id, text, is_error, ts, file, number in outputs:
+        call = calls.get(call_id)
+        if call is None:
+            tally.orphan_results += 1
+            continue
+        duration = (ts - call["started_at"]).total_seconds() if ts and call["started_at"] else None
+        call.update(output_text=head(text), is_error=is_error, ended_at=ts, duration_s=duration,
+                    error=head(text.strip().splitlines()[-1], 300) if is_error and text.strip() else None)
+        evaluations += evaluation_rows(text, session_id=session_id, call_id=call_id, ts=ts,
+                                       source_file=file, source_line=number)
+    tool_calls = list(calls.values())           # already in file order, which is time order
+    for index, call in enumerate(tool_calls, start=1):
+        call["tool_index"] = index
+
+    stamps = [r[0] for r in records if r[0] is not None]
+    session = dict(session_id=session_id, source="codex", source_file=";".join(tally.files),
+                   started_at=min(stamps) if stamps else None, ended_at=max(stamps) if stamps else None,
+                   campaign_id=campaign_id, arm=arm, agent="external",
+                   model=models.most_common(1)[0][0] if models else model,
+                   config_json=json.dumps({"import": tally.to_dict(), "cwd": meta.get("cwd"),
+                                           "codex_version": meta.get("cli_version")}))
+    return ImportedSession(session=session, tables={"messages": messages, "tool_calls": tool_calls,
+                                                    "evaluations": evaluations}, tally=tally)
+
+
+def import_codex(paths: list[Path], arm: str | None = None, campaign_id: str | None = None) -> list[ImportedSession]:
+    """Read Codex rollout files; files with the same session id are merged into one session."""
+    read_tally = ImportTally()
+    per_file = {Path(p): _read(Path(p), read_tally) for p in paths}
+    groups = {}
+    for path, records in per_file.items():
+        groups.setdefault(_session_key(path, records), []).append(path)
+    sessions = []
+    for key, group in sorted(groups.items()):
+        group = sorted(group, key=lambda p: (min((r[1]["timestamp"] for r in per_file[p] if "timestamp" in r[1]),
+                                                 default="~"), str(p)))
+        tally = ImportTally()
+        names = {str(p) for p in group}
+        tally.malformed = [m for m in read_tally.malformed if m[0] in names]
+        tally.lines = sum(len(per_file[p]) for p in group) + len(tally.malformed)
+        sessions.append(import_session(key, group, per_file, tally, arm=arm, campaign_id=campaign_id))
+    return sessions

@@ -1,0 +1,87 @@
+"""Our own campaigns (`campaigns/<id>/`) into a shared trace root such as `data/traces/`.
+
+A campaign already writes the trace tables (writer.py layout `<root>/<table>/<session>/part-*.parquet`), so
+importing is copying: find the trace root(s) inside the given directory, read every table of every session,
+and write it to the destination as one compacted file per table. Two things are filled in on the way:
+  * `source` / `source_file` / `source_line` where the campaign left them empty (the parquet part and row), so
+    every row still says where it came from;
+  * `evaluations` rows for harness runs that appear only inside tool output (a campaign killed between the tool
+    result and the evaluation row), parsed exactly as for imported transcripts.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from workbench.traces.importers.common import ImportedSession, ImportTally, evaluation_rows
+from workbench.traces.schema import TABLES
+
+SEARCH_DEPTH = 3    # how deep below the given directory trace roots are looked for
+
+
+def find_trace_roots(path: Path) -> list[Path]:
+    """Directories that hold a `sessions/<id>/part-*.parquet` table: the path itself, or below it."""
+    path = Path(path)
+    if any(path.glob("sessions/*/part-*.parquet")):
+        return [path]
+    roots = []
+    for depth in range(1, SEARCH_DEPTH + 1):
+        pattern = "/".join(["*"] * depth) + "/sessions"
+        for candidate in sorted(path.glob(pattern)):
+            if any(candidate.glob("*/part-*.parquet")) and candidate.parent not in roots:
+                roots.append(candidate.parent)
+    return roots
+
+
+def _rows(root: Path, table: str, session_id: str, tally: ImportTally) -> list[dict]:
+    rows = []
+    for part in sorted((root / table / session_id).glob("part-*.parquet")):
+        tally.files.append(str(part))
+        try:
+            data = pq.read_table(part).to_pylist()
+        except Exception as err:         # a torn part from a killed writer: count it, keep the rest
+            tally.bad(part, 0, f"unreadable parquet ({type(err).__name__})")
+            continue
+        for number, row in enumerate(data, start=1):
+            row = {k: v for k, v in row.items() if k in TABLES[table].names}
+            if "source_line" in TABLES[table].names and not row.get("source_file"):
+                row["source_file"], row["source_line"] = str(part), number
+            rows.append(row)
+        tally.lines += len(data)
+    return rows
+
+
+def import_workbench(paths: list[Path], arm: str | None = None,
+                     campaign_id: str | None = None) -> list[ImportedSession]:
+    sessions = []
+    for path in paths:
+        for root in find_trace_roots(Path(path)):
+            for session_dir in sorted(p for p in (root / "sessions").iterdir() if p.is_dir()):
+                sid = session_dir.name
+                tally = ImportTally()
+                tables = {t: _rows(root, t, sid, tally) for t in TABLES}
+                if not tables["sessions"]:
+                    continue
+                session = dict(tables.pop("sessions")[-1])     # the last row written is the final state
+                session["source"] = session.get("source") or "workbench"
+                session["source_file"] = session.get("source_file") or str(root)
+                if arm:
+                    session["arm"] = arm
+                if campaign_id:
+                    session["campaign_id"] = campaign_id
+                config = json.loads(session.get("config_json") or "{}") if session.get("config_json") else {}
+                evaluated = {r.get("call_id") for r in tables["evaluations"]}
+                for call in tables["tool_calls"]:
+                    if call.get("call_id") in evaluated or not call.get("output_text"):
+                        continue
+                    tables["evaluations"] += evaluation_rows(call["output_text"], session_id=sid,
+                                                             call_id=call.get("call_id"), ts=call.get("ended_at"),
+                                                             source_file=call["source_file"],
+                                                             source_line=call["source_line"])
+                if isinstance(config, dict):
+                    config["import"] = tally.to_dict() | {"files": [str(root)]}
+                    session["config_json"] = json.dumps(config)
+                sessions.append(ImportedSession(session=session, tables=tables, tally=tally))
+    return sessions
