@@ -142,7 +142,7 @@ def test_tools_only_never_intervenes_but_says_the_stop_condition_does_not_hold(t
 
 
 def test_human_question_from_another_thread_lands_at_the_next_turn_boundary(tmp_path):
-    asked, go_on = threading.Event(), threading.Event()
+    go_on = threading.Event()
 
     def turn_two(request):
         go_on.wait(5)          # the person types while turn 2 is being generated
@@ -236,3 +236,32 @@ def test_evaluation_events_carry_the_result_frame(tmp_path):
     frame = evals[-1].result.to_frame()
     assert len(frame) == 8 and set(frame["status"]) == {"passed"}
     assert log.events[-1].kind == "campaign_stopped" and isinstance(log.events[-1], CampaignStopped)
+
+
+def test_budget_parsing():
+    budget = Budget.parse("tool_calls=200, tokens=5e6, wall=90m, usd=$20, turns=50")
+    assert (budget.tool_calls, budget.tokens, budget.wall_s, budget.usd, budget.turns) == (200, 5_000_000, 5400.0,
+                                                                                          20.0, 50)
+    assert Budget.parse("wall=2h").wall_s == 7200 and Budget.parse("wall=45").wall_s == 45
+    assert Budget.parse("turns=3", base=Budget(tool_calls=7)).tool_calls == 7
+    with pytest.raises(ValueError, match="budget item"):
+        Budget.parse("forever")
+
+
+def test_bad_cli_input_is_one_line(tmp_path, capsys):
+    from workbench.agent.cli import campaign_main
+    assert campaign_main(["--root", str(tmp_path), "--budget", "forever", "--agent", "offline",
+                          "--evaluator", "standin"]) == 2
+    assert campaign_main(["--root", str(tmp_path), "--kernel", "nope.cu", "--agent", "offline",
+                          "--evaluator", "standin"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "budget item" in err[0] and "nope.cu not found" in err[1]
+
+
+def test_worker_thread_start_and_stop(tmp_path):
+    backend = FakeBackend([[call("list_files")]] * 50)
+    campaign, _, log = make(tmp_path, backend=backend)
+    campaign.stop()
+    worker = campaign.start()
+    worker.join(10)
+    assert log.of(CampaignStopped)[0].reason == "stopped_by_user" and campaign.turn == 0

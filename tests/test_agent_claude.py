@@ -140,7 +140,7 @@ def test_base_url_points_at_a_compatible_server_without_a_key(monkeypatch):
     backend = ClaudeBackend(base_url="http://localhost:8000", http_client=client, model="qwen3-coder")
     backend.next_turn(request(), lambda i, t: None)
     assert server.requests[0].url.host == "localhost" and server.requests[0].url.port == 8000
-    assert backend.next_turn.__self__.model == "qwen3-coder"
+    assert server.body(0)["model"] == "qwen3-coder"
 
 
 def test_missing_key_is_one_line(monkeypatch):

@@ -170,8 +170,7 @@ def _config(args, mode: str, agent: str, campaign_id: str = "", arm: str = "") -
 
 
 def _backend(agent: str, args):
-    backend = make_backend(agent, model=args.model, base_url=args.base_url, seed=args.seed)
-    return backend
+    return make_backend(agent, model=args.model, base_url=args.base_url, seed=args.seed)
 
 
 # ---- workbench campaign --------------------------------------------------------------------------------
@@ -268,7 +267,6 @@ def experiment_main(argv: list[str] | None = None) -> int:
                 config = _config(args, mode, agent, campaign_id=f"exp-{stamp}-{mode}-r{repeat}", arm=mode)
                 config.seed = args_seed
                 campaign = Campaign.create(config, _backend(agent, args), evaluator=make_evaluator(args.evaluator))
-                campaign.subscribe(_ArmCounter())
                 if args.verbose:
                     campaign.subscribe(LogPrinter())
                 stopped = campaign.run()
@@ -287,11 +285,6 @@ def experiment_main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(summaries, indent=2, default=str))
     print(f"\nper-campaign figures: {out}")
     return 0
-
-
-class _ArmCounter:
-    def __call__(self, event) -> None:
-        pass
 
 
 def _spread(values: list) -> str:

@@ -233,6 +233,12 @@ class Campaign:
         """End the campaign at the next turn boundary."""
         self._stop_requested.set()
 
+    def start(self) -> threading.Thread:
+        """Run on a worker thread (a notebook keeps its kernel free); join it or wait for CampaignStopped."""
+        worker = threading.Thread(target=self.run, name=f"campaign-{self.ws.campaign_id}", daemon=True)
+        worker.start()
+        return worker
+
     # ---- running ------------------------------------------------------------------------------------
     def run(self) -> CampaignStopped:
         self._t0 = time.monotonic()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
-                                    MessageDone, Notice, ToolCallFinished, TurnCommitted)
+                                    MessageDone, ToolCallFinished, TurnCommitted)
 from workbench.traces.schema import TABLES
 from workbench.traces.writer import TraceWriter, read_table, to_table
 

@@ -21,7 +21,7 @@ FA3_OVER_ORIGINAL = 8.0
 
 def standin_result(request, speedup: Optional[float], flags=(), row_flags=()):
     """A SuiteResult where the candidate runs at `speedup` x the original (None: every scenario fails)."""
-    from workbench.harness.result import ScenarioResult, Stats, SuiteResult
+    from workbench.harness.result import ScenarioResult, SuiteResult
     from workbench.harness.scenarios import load_suite
     from workbench.harness.stop import evaluate_stop
 

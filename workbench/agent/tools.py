@@ -15,7 +15,6 @@ import subprocess
 import sys
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 from workbench.agent.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
