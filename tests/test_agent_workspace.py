@@ -153,3 +153,12 @@ def test_workspace_create_refuses_an_existing_id(tmp_path):
         Workspace.create(tmp_path, "c1", None, {}, kernel_text="x")
     with pytest.raises(WorkspaceError, match="campaign id"):
         Workspace.create(tmp_path, "../evil", None, {}, kernel_text="x")
+
+
+def test_long_files_are_read_in_windows(box):
+    box.run("write_file", {"path": "long.txt", "content": "".join(f"line {i}\n" for i in range(1, 2501))})
+    first = box.run("read_file", {"path": "long.txt"}).text
+    assert first.startswith("line 1\n") and "[lines 1-2000 of 2500; read on with offset=2001]" in first
+    rest = box.run("read_file", {"path": "long.txt", "offset": 2001}).text
+    assert rest.startswith("line 2001\n") and "[lines 2001-2500 of 2500]" in rest
+    assert box.run("read_file", {"path": "kernel.cu"}).text == KERNEL

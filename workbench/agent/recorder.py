@@ -84,6 +84,11 @@ class TraceRecorder:
                                  turns=e.turn, tool_calls=e.tool_calls, total_tokens=e.tokens,
                                  cost_usd=e.cost_usd, best_sha=e.best_sha, best_vs_original=e.best_vs_original,
                                  best_vs_fa3=e.best_vs_fa3))
+        if e.reason != "interrupted":
+            try:                         # one file per table per session; parts stay if this fails
+                self.writer.compact()
+            except OSError:
+                pass
 
     # ---- per-turn rows -----------------------------------------------------------------------------
     def _on_message_done(self, e: MessageDone) -> None:

@@ -23,7 +23,9 @@ from workbench.traces.writer import redact
 
 REDACTED_NOTE = " (something that looked like a credential was replaced by [REDACTED]: keys never go to disk)"
 
-OUTPUT_CHARS = 30_000                   # a tool result longer than this is cut (the agent is told)
+OUTPUT_CHARS = 30_000                   # a tool result longer than this is cut (the agent is told) ...
+READ_CHARS = 120_000                    # ... except read_file, which returns whole kernels
+READ_LINES = 2000                       # read_file's default window
 LIST_MAX_ENTRIES = 400
 SASS_OPCODES = ("HGMMA", "HMMA", "FFMA", "FMUL", "FADD", "MUFU.EX2", "SHFL", "LDG", "STG", "LDS", "STS",
                 "LDGSTS", "UTMALDG", "LDL", "STL", "BAR", "F2F", "PRMT")
@@ -46,8 +48,11 @@ GPU_TOOLS = ("compile_report", "sass_summary", "ncu_profile")
 
 _PATH = {"type": "string", "description": "path relative to the campaign workspace, e.g. kernel.cu"}
 TOOL_SPECS = [
-    {"name": "read_file", "description": "Read a text file of the campaign workspace (at most 1 MiB).",
-     "input_schema": {"type": "object", "properties": {"path": _PATH}, "required": ["path"]}},
+    {"name": "read_file", "description": "Read a text file of the campaign workspace, exactly as stored (files "
+     "over 1 MiB are refused); long files come in windows of lines: pass offset (first line, from 1) and limit.",
+     "input_schema": {"type": "object", "properties": {
+         "path": _PATH, "offset": {"type": "integer", "default": 1}, "limit": {"type": "integer", "default": READ_LINES}},
+         "required": ["path"]}},
     {"name": "list_files", "description": "List files and folders under a workspace folder.",
      "input_schema": {"type": "object", "properties": {"path": {**_PATH, "default": "."}}}},
     {"name": "write_file", "description": "Create or overwrite a text file in the workspace (at most 512 KiB).",
@@ -151,12 +156,13 @@ class Toolbox:
             return ToolOutcome(str(err), True)
         except Exception as err:   # a tool bug must reach the agent as a tool error, not end the campaign
             return ToolOutcome(f"{name} failed: {type(err).__name__}: {err}", True)
-        if len(outcome.text) > OUTPUT_CHARS:
-            outcome.text = outcome.text[:OUTPUT_CHARS] + f"\n[... cut at {OUTPUT_CHARS} characters]"
+        cap = READ_CHARS if name == "read_file" else OUTPUT_CHARS
+        if len(outcome.text) > cap:
+            outcome.text = outcome.text[:cap] + f"\n[... cut at {cap} characters]"
         return outcome
 
     # ---- files ---------------------------------------------------------------------------------------
-    def _read_file(self, path: str) -> ToolOutcome:
+    def _read_file(self, path: str, offset: int = 1, limit: int = READ_LINES) -> ToolOutcome:
         real = self.ws.resolve(path)
         if not real.is_file():
             return ToolOutcome(f"{path}: no such file" + (" (it is a folder)" if real.is_dir() else ""), True)
@@ -165,9 +171,17 @@ class Toolbox:
             return ToolOutcome(f"refused: {path} is {size} bytes, more than the {MAX_READ_BYTES} a read may return",
                                True)
         try:
-            return ToolOutcome(real.read_text())
+            text = real.read_text()
         except UnicodeDecodeError:
             return ToolOutcome(f"{path} is not a text file", True)
+        lines = text.splitlines(keepends=True)
+        first, count = max(1, offset), max(1, limit)
+        if first == 1 and len(lines) <= count:
+            return ToolOutcome(text)
+        window = lines[first - 1:first - 1 + count]
+        last = first + len(window) - 1
+        more = f"; read on with offset={last + 1}" if last < len(lines) else ""
+        return ToolOutcome("".join(window) + f"\n[lines {first}-{last} of {len(lines)}{more}]")
 
     def _list_files(self, path: str = ".") -> ToolOutcome:
         real = self.ws.resolve(path)
