@@ -265,3 +265,12 @@ def test_worker_thread_start_and_stop(tmp_path):
     worker = campaign.start()
     worker.join(10)
     assert log.of(CampaignStopped)[0].reason == "stopped_by_user" and campaign.turn == 0
+
+
+def test_a_bug_in_the_agent_still_ends_the_campaign_visibly(tmp_path):
+    def broken(request):
+        raise ZeroDivisionError("oops")
+    campaign, _, log = make(tmp_path, backend=FakeBackend([[call("list_files")], broken]))
+    stopped = campaign.run()
+    assert stopped.reason == "internal_error" and "ZeroDivisionError: oops" in stopped.detail and stopped.turn == 1
+    assert read_table(campaign.ws.traces_dir, "sessions").iloc[0].stop_reason.startswith("internal_error")

@@ -204,12 +204,13 @@ def _campaign(args) -> int:
         return _run(campaign, printer)
 
     agent, note = plan_agent(args.agent, args.evaluator, args.base_url)
-    if note:
-        print(note if agent else f"workbench campaign: {note}", file=sys.stdout if agent else sys.stderr)
     if not agent:
+        print(f"workbench campaign: {note}", file=sys.stderr)
         return 2
     kernel_text = None
-    backend = _backend(agent, args)
+    backend = _backend(agent, args)          # a missing key is reported here, before any other note
+    if note:
+        print(note)
     if agent.startswith("replay:"):
         recorded = backend.config()
         for key in ("suite", "mode"):
@@ -228,7 +229,7 @@ def _run(campaign: Campaign, printer: LogPrinter) -> int:
     stopped = campaign.run()
     if stopped.reason == "interrupted":
         return 130
-    return 1 if stopped.reason == "backend_error" else 0
+    return 1 if stopped.reason in ("backend_error", "internal_error") else 0
 
 
 # ---- workbench experiment ------------------------------------------------------------------------------

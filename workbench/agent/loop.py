@@ -17,6 +17,7 @@ The campaign ends only when a harness run reports that the stop predicate holds,
 """
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -40,6 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
 DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
 PROBLEM_FILE = REPO_ROOT / "kernels" / "attn_fwd" / "problem.toml"
+log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = """\
 You are optimising a single-file CUDA attention-forward kernel (bf16 in, fp32 accumulation) for an NVIDIA H200
@@ -261,6 +263,10 @@ class Campaign:
             reason, detail = "backend_error", str(err)
         except KeyboardInterrupt:
             reason, detail = "interrupted", f"resume with --resume {self.ws.campaign_id}"
+        except Exception as err:      # a bug must still end the campaign visibly (the UI waits for the stop)
+            log.exception("campaign %s failed", self.ws.campaign_id)
+            reason, detail = "internal_error", f"{type(err).__name__}: {err} (resume with --resume " \
+                                               f"{self.ws.campaign_id})"
         stopped = CampaignStopped(reason=reason, detail=detail, turn=self.turn, tool_calls=self.tool_index,
                                   best_sha=self.best_sha, best_vs_original=self.best_vs_original,
                                   best_vs_fa3=self.best_vs_fa3, tokens=self.tokens, cost_usd=self.cost_usd,
