@@ -100,7 +100,7 @@ class CampaignConfig:
     suite: str = "dev26"
     mode: str = "bank"                  # tools_only | bank | human | hybrid
     stop_expr: str = DEFAULT_STOP
-    agent: str = "offline"              # claude | offline | replay:PATH | fake (recorded in traces)
+    agent: str = ""                     # claude | offline | replay:PATH | fake (default: the backend's name)
     model: str = ""
     campaign_id: str = ""
     root: str = "campaigns"
@@ -189,6 +189,7 @@ class Campaign:
     def create(cls, config: CampaignConfig, backend, evaluator: Callable | None = None, bank: list | None = None,
                kernel_text: str | None = None) -> "Campaign":
         config.campaign_id = config.campaign_id or new_campaign_id(config.mode)
+        config.agent = config.agent or getattr(backend, "name", "")
         if not config.model:
             config.model = getattr(backend, "model", "")
         source = Path(config.kernel_path)

@@ -319,7 +319,8 @@ def format_result(result, sha: str) -> str:
         lines.append(f"{'scenario':<22} {'status':<11} {'rel_err':>8} {'us':>9} {'TFLOP/s':>8} {'x orig':>7} "
                      f"{'x fa3':>6}  flags/detail")
         for r in result.rows:
-            extra = ",".join(r.flags) + (f" {r.reason}: {r.detail}" if r.status != "passed" else "")
+            why = ": ".join(x for x in (r.reason, r.detail) if x)
+            extra = ",".join(r.flags) + (f" {why}" if r.status != "passed" and why else "")
             lines.append(f"{r.name:<22} {r.status:<11} {_fmt(r.rel_l2_err, '.1e'):>8} "
                          f"{_fmt(r.stats.median_us if r.stats else None, '.1f'):>9} {_fmt(r.tflops, '.1f'):>8} "
                          f"{_fmt(r.speedup('original')):>7} {_fmt(r.speedup('fa3')):>6}  {extra.strip()}")
@@ -330,10 +331,12 @@ def format_result(result, sha: str) -> str:
         lines.append(f"suspicion flags: {', '.join(result.flags)}")
     lines.append(f"stop condition ({result.stop_expr or 'none'}): "
                  f"{'HOLDS' if result.stop_met else 'does not hold'}")
+    finite = lambda x: x if isinstance(x, (int, float)) and x == x else None      # JSON has no NaN
     summary = {"kernel_sha": sha, "status": result.status, "all_correct": result.all_correct,
-               "geomean_vs_original": g_orig, "geomean_vs_fa3": g_fa3, "stop_met": bool(result.stop_met),
+               "geomean_vs_original": finite(g_orig), "geomean_vs_fa3": finite(g_fa3),
+               "stop_met": bool(result.stop_met),
                "flags": list(result.flags)}
-    lines.append("RESULT_JSON " + json.dumps(summary, allow_nan=True))
+    lines.append("RESULT_JSON " + json.dumps(summary))
     return "\n".join(lines)
 
 
