@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from workbench import __version__
 from workbench.agent.backends import BackendError, BackendExhausted, TurnRequest
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
@@ -181,7 +182,7 @@ class Campaign:
             info = {"source": "workbench", "campaign_id": workspace.campaign_id, "arm": config.arm or config.mode,
                     "agent": config.agent, "model": config.model or getattr(backend, "model", ""),
                     "kernel_path": config.kernel_path, "suite": config.suite, "stop_expr": config.stop_expr,
-                    "workbench_version": "0.1.0", "config_json": _config_json(config)}
+                    "workbench_version": __version__, "config_json": _config_json(config)}
             self.subscribe(TraceRecorder(workspace.traces_dir, workspace.campaign_id, info), critical=True)
 
     # ---- construction ----------------------------------------------------------------------------------

@@ -112,6 +112,8 @@ class TraceRecorder:
 
     def _on_evaluation_done(self, e: EvaluationDone) -> None:
         r = e.result
+        if r.gpu:
+            self.info["gpu"] = r.gpu
         variables = r.stop_variables() if r.rows else {}
         common = {"eval_id": e.eval_id, "call_id": e.call_id, "turn": e.turn, "kernel_sha": e.kernel_sha,
                   "suite": r.suite, "geomean_vs_original": _nan_to_none(variables.get("geomean_vs_original")),
