@@ -31,7 +31,7 @@ class TurnRequest:
     tools: list                         # tool specs (name, description, input_schema)
     messages: list                      # the conversation, Messages-API form; do not mutate
     turn: int
-    questions: list = field(default_factory=list)   # InterventionFired events so far (the scripted agent reads layers)
+    questions: list = field(default_factory=list)   # InterventionFired.to_dict() of the questions so far (layers)
 
 
 @dataclass
