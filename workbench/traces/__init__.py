@@ -1,0 +1,1 @@
+"""Parquet trace tables: schemas, writer, importers, analysis, report."""
