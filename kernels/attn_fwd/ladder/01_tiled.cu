@@ -10,7 +10,11 @@
 //
 // Prediction (before measuring): fp32 FMA bound. Peak FP32 is ~67 TFLOP/s; the inner loop spends about one
 // conversion or shared load per FMA, so ~35-45% of peak: 20-25 TFLOP/s on large shapes, i.e. ~0.03-0.04x FA3.
-// Measured: not yet measured.
+// Measured (H200, scripts/ladder_bench.py, dev26, L2 flushed): 25-31 TFLOP/s on large shapes (26 at d64,
+// 30-31 at d128), 0.04x FA3 / 0.10x FA2 on A and B; geomean 0.071x FA3 over dev26. Prediction held (fp32 FMA
+// bound at ~45% of the 67 TFLOP/s peak). The first version failed the lse check at 32k keys on x16 inputs:
+// the rescale ex2(m_old*c - fl(m_new*c)) was FMA-contracted, so alpha != 1 with an unchanged max and l
+// drifted per tile; both products are now rounded alike.
 //
 // Contract: ../../../../shared/DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal
 // bottom-right aligned, empty rows write o = 0 and lse = -inf.
@@ -137,8 +141,9 @@ __global__ void __launch_bounds__(THREADS) attn_tiled_kernel(Params p) {
             }
 #pragma unroll
             for (int off = 8; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-            const float ms = (mx == -INFINITY) ? 0.f : mx * p.scale_log2;  // a fully masked row stays at 0
-            const float alpha = exp2f(m[i] * p.scale_log2 - ms);
+            // both products rounded alike (no FMA contraction), so an unchanged max gives alpha == 1 exactly
+            const float ms = (mx == -INFINITY) ? 0.f : __fmul_rn(mx, p.scale_log2);  // fully masked row stays 0
+            const float alpha = exp2f(__fmul_rn(m[i], p.scale_log2) - ms);
             m[i] = mx;
             l[i] *= alpha;
 #pragma unroll

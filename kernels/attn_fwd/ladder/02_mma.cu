@@ -26,6 +26,15 @@
 // 6-8% on long rows with 8 warps x BK 64 x STAGES 1.
 // Second version, predictions: d256 8 warps/BK 64/STAGES 1 +6-8% on d256 shapes; SMALL_GRID (64-row
 // tiles under half a wave) C_s100 9 -> 7 us; SKIP_RESCALE +2-4% on rows of >= 4k keys; full suite ~0.70x FA3.
+// Measured (full, 1 run): 0.623x FA3 on the 172 shapes that passed; 10 shapes with 32k keys FAILED the lse
+// check on x16 inputs (2-4e-2 vs tolerance 2e-2; fp64 reference: an fp32 reference and FA3 land at 3-6e-4).
+// Why: the rescale factor ex2(m_old*c - fl(m_new*c)) was FMA-contracted, so an unchanged max gave
+// 2^(rounding residual) != 1 and l drifted ~4e-5 per tile (o cancels it, lse does not). The same bug
+// made SKIP_RESCALE never skip, and its votes/branches cost 5-12% on d64/d128 (dev26 A/B); d256 config
+// +8% on rows of 8k-16k keys, -2..9% on short rows (within run noise of ~5%); SMALL_GRID C_s100 9.1 -> 7.4 us.
+// Third version: running max kept pre-scaled (alpha == 1 exactly when unchanged), SKIP_RESCALE off.
+// Prediction: all 182 pass, lse error ~1e-4 at 32k keys; d64 +11%, d128 +6.5% over the second version
+// (the measured cost of the votes) -> full ~0.65x FA3, ~1.08x FA2.
 // Measured: not yet measured.
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal bottom-right aligned.
@@ -85,7 +94,7 @@
 #define SMALL_GRID 1       // @knob SMALL_GRID 1 {0,1}  (under half a wave: 64-row tiles, 4 warps x 16 rows)
 #endif
 #ifndef SKIP_RESCALE
-#define SKIP_RESCALE 1     // @knob SKIP_RESCALE 1 {0,1}  (skip O *= alpha when no row max of the warp moved)
+#define SKIP_RESCALE 0     // @knob SKIP_RESCALE 0 {0,1}  (skip O *= alpha when no row max of the warp moved)
 #endif
 #ifndef SPLIT_KV
 #define SPLIT_KV 1         // @knob SPLIT_KV 1 {0,1}
@@ -223,7 +232,8 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
     const uint32_t k_lane = (((lane >> 4) << 3) + lr) * D * 2;
     const uint32_t v_lane = ((((lane >> 3) & 1) << 3) + lr) * D * 2;
 
-    float m[MT][2], l[MT][2], o[MT][DT][4];
+    constexpr float kLn2 = 0.6931471805599453f;
+    float m[MT][2], l[MT][2], o[MT][DT][4];   // m: running row max of scores * scale * log2(e)
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
         m[mt][0] = m[mt][1] = -INFINITY;
@@ -323,14 +333,18 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
             for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
                 for (int hf = 0; hf < 2; ++hf) {
-                    float mx = m[mt][hf];
+                    float mx = -INFINITY;
 #pragma unroll
                     for (int nt = 0; nt < NT; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hf], s[mt][nt][2 * hf + 1]));
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                    const float ms = (mx == -INFINITY) ? 0.f : mx * p.scale_log2;   // fully masked row: p = 0
-                    const float alpha = ex2(m[mt][hf] * p.scale_log2 - ms);
-                    m[mt][hf] = mx;
+                    // The running max is kept already scaled (log2 units): an unchanged max gives alpha == 1
+                    // exactly. (Rescaling a raw max each tile, FMA-contracted, made alpha 2^(rounding
+                    // residual): l drifted ~4e-5 per tile, lse was off by 3e-2 at 32k keys of x16 inputs.)
+                    const float m_new = fmaxf(m[mt][hf], __fmul_rn(mx, p.scale_log2));
+                    const float ms = (m_new == -INFINITY) ? 0.f : m_new;   // fully masked row: p = 0
+                    const float alpha = ex2(m[mt][hf] - ms);
+                    m[mt][hf] = m_new;
                     float rs = 0.f;
 #pragma unroll
                     for (int nt = 0; nt < NT; ++nt) {
@@ -400,7 +414,7 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
                 }
                 const int row = q0 + r;
                 if (tq == 0 && row < p.seqlen_q)
-                    p.lse[(int64_t)bh * p.seqlen_q + row] = lt > 0.f ? m[mt][hf] * p.scale + logf(lt) : -INFINITY;
+                    p.lse[(int64_t)bh * p.seqlen_q + row] = lt > 0.f ? m[mt][hf] * kLn2 + logf(lt) : -INFINITY;
             }
         __syncwarp();
         constexpr int CPR = D / 8;
@@ -431,7 +445,7 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
 #pragma unroll
                 for (int dt = 0; dt < DT; ++dt)
                     *reinterpret_cast<float2*>(op + dt * 8) = make_float2(o[mt][dt][2 * hf] * inv, o[mt][dt][2 * hf + 1] * inv);
-                if (tq == 0) p.lse_part[part_row0 + row] = lt > 0.f ? m[mt][hf] * p.scale + logf(lt) : -INFINITY;
+                if (tq == 0) p.lse_part[part_row0 + row] = lt > 0.f ? m[mt][hf] * kLn2 + logf(lt) : -INFINITY;
             }
     }
 }
@@ -589,7 +603,7 @@ using Cfg128 = Cfg<128, D128_WARPS, D128_MT, D128_BK, D128_QREG, D128_STAGES>;
 using Cfg256 = Cfg<256, D256_WARPS, D256_MT, D256_BK, D256_QREG, D256_STAGES>;
 using Small64 = Cfg<64, 4, 1, 64, 1, 2>;
 using Small128 = Cfg<128, 4, 1, 64, 1, 2>;
-using Small256 = Cfg<256, 4, 1, 32, 0, 2>;
+using Small256 = Cfg<256, 4, 1, 64, 0, 1>;
 
 }  // namespace
 
