@@ -14,7 +14,8 @@
 // 30-31 at d128), 0.04x FA3 / 0.10x FA2 on A and B; geomean 0.071x FA3 over dev26. Prediction held (fp32 FMA
 // bound at ~45% of the 67 TFLOP/s peak). The first version failed the lse check at 32k keys on x16 inputs:
 // the rescale ex2(m_old*c - fl(m_new*c)) was FMA-contracted, so alpha != 1 with an unchanged max and l
-// drifted per tile; both products are now rounded alike.
+// drifted per tile; both products are now rounded alike. After the fix: 182/182 of full pass (H200,
+// x16 + seed 0 against an fp64 reference; worst rel_l2 1.7e-3, lse 6.5e-4).
 //
 // Contract: ../../../../shared/DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal
 // bottom-right aligned, empty rows write o = 0 and lse = -inf.

@@ -35,7 +35,13 @@
 // Third version: running max kept pre-scaled (alpha == 1 exactly when unchanged), SKIP_RESCALE off.
 // Prediction: all 182 pass, lse error ~1e-4 at 32k keys; d64 +11%, d128 +6.5% over the second version
 // (the measured cost of the votes) -> full ~0.65x FA3, ~1.08x FA2.
-// Measured: not yet measured.
+// Measured (H200, 1 run, 2026-11-30; python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/full.csv
+// --kernels kernels/attn_fwd/ladder/01_tiled.cu kernels/attn_fwd/ladder/02_mma.cu --check-only 01_tiled
+// --seeds 0 --reps 8 --cap 0.15): 182/182 pass (x16 + seed 0, fp64 reference; worst rel_l2 2.4e-3, lse
+// 7.5e-4). Geomean x FA3: A 0.527, B 0.501, C 1.083, D 0.937, all 0.672; x FA2: 1.039/1.050/1.224/1.125,
+// all 1.096 (FA2 itself 0.613x FA3 in the same run). Large shapes: d64 286-338 TFLOP/s, d128 293-374, d256
+// 263-299 (d256 is the weakest: 0.34-0.39x FA3, one 16-row m-tile per warp keeps it shared-memory bound).
+// The fixed SKIP_RESCALE=1 is still 3.6% slower (dev26 geomean; -11% d64, +1.5% d256): it stays off.
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal bottom-right aligned.
 #include <cuda_runtime.h>
