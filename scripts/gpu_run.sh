@@ -49,12 +49,20 @@ for stage in "$@"; do
       done ;;
     bench)
       best=${BENCH_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}
-      for suite in dev26 full; do
+      for suite in ${BENCH_SUITES:-full dev26}; do
         /usr/bin/time -f "wall %e s" python3 -m workbench.cli check "$best" --suite $suite --anchors fa3 \
           --traces '' > "$OUT/bench_${suite}.log" 2>&1
         echo "== bench $suite ($best, anchors fa3, original cached): $(grep -E '^wall' "$OUT/bench_${suite}.log")"
         grep -E "^(geomean_vs|all_correct)" "$OUT/bench_${suite}.log"
       done ;;
+    rung02)   # 02_mma on full with every anchor; a cold cache also times the original as baseline here
+      /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/ladder/02_mma.cu --suite full \
+        --anchors fa3,cudnn,fa2 --json "$OUT/ladder_02_mma_full.json" --traces '' > "$OUT/ladder_02_mma_full.log" 2>&1
+      summary "02_mma full" "$OUT/ladder_02_mma_full.log"; grep -E "^wall|FAIL" "$OUT/ladder_02_mma_full.log" | head -8 ;;
+    rung01)
+      /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/ladder/01_tiled.cu --suite full \
+        --anchors fa3,cudnn,fa2 --json "$OUT/ladder_01_tiled_full.json" --traces '' > "$OUT/ladder_01_tiled_full.log" 2>&1
+      summary "01_tiled full" "$OUT/ladder_01_tiled_full.log"; grep -E "^wall|FAIL" "$OUT/ladder_01_tiled_full.log" | head -8 ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
