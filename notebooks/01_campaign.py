@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A campaign: the agent in a chat, beside live results
+#
+# A coding agent rewrites `kernels/attn_fwd/original.cu`; every candidate goes through the harness (build,
+# verification against the original kernel and an fp32 reference, per-scenario timing against FA3, cuDNN and
+# FA2). When the agent stalls, claims it is done, or reports a suspiciously large gain, a question is put to it:
+# yours, typed in the chat, or one from the question bank.
+#
+# **What runs here depends on the machine.** With `ANTHROPIC_API_KEY` set, a live campaign with Claude; on a GPU
+# machine without a key, the offline scripted agent; with neither, the recording at `RECORDING` is **replayed**
+# through the same widgets: agent turns and harness results come from the recording, file edits run again.
+#
+# The recording shipped in `data/demo/` is a **demo recording: CPU stand-in evaluator, not GPU measurements**.
+# It was made on a CPU machine by `scripts/record_demo_campaign.py`: the offline scripted agent (no LLM)
+# changes the `@knob` lines of the original kernel, and a stand-in evaluator *invents* per-scenario timings
+# from those knobs. It shows how the workbench looks and behaves; its numbers say nothing about kernels. One of
+# its questions was typed by the recording script in a person's place. When a real campaign has been recorded
+# (a `campaigns/<id>/` folder), point `RECORDING` at it.
+
+# %%
+from workbench import ui
+
+REPO = ui.REPO_ROOT     # the checkout the workbench package runs from
+RECORDING = REPO / "data" / "demo" / "demo-cpu-standin"   # a campaign folder: config.json, traces/, artifacts/
+AGENT = None            # None: choose for this machine; or "claude", "offline", f"replay:{RECORDING}"
+
+settings = ui.Settings(
+    recording=str(RECORDING), agent=AGENT,
+    kernel_path=str(REPO / "kernels" / "attn_fwd" / "original.cu"), suite="dev26",
+    mode="hybrid",                                  # bank questions on triggers, and yours from the chat
+    stop_expr="all_correct and geomean_vs_fa3 >= 1.0",
+    budget="tool_calls=200,wall=2h,usd=20",
+    root=str(REPO / "build" / "campaigns"),         # campaign folders (not tracked)
+)
+
+# %% [markdown]
+# ## The workbench
+# Run the next cell. The campaign runs on a worker thread, so the notebook stays free while it works.
+# - **Chat** (left): the agent's text as it streams; each tool call as a collapsed block (click to see the input
+#   and the head of its result; errors in red; harness runs carry their geomeans and a *new best* chip); every
+#   question as a coloured banner: amber *stall*, violet *claim*, red *suspicious gain*, green *a person asked*.
+# - **Your questions**: type and *Send*, or pick one from the bank (the list follows the latest trigger) and
+#   *Ask from bank*. A question waits in the inbox and is put to the agent at the next turn boundary; it is
+#   recorded as an intervention. *Stop* ends the campaign at the next turn boundary. (A replayed agent cannot
+#   react to your question, but the replay records it like any other.)
+# - **Progress** (right): the best geomean against tool calls, questions marked by trigger; the best candidate's
+#   share of the measured ceiling.
+# - **Table and anchors** (below): the latest harness run per scenario, failing and suspicious rows first; the best
+#   candidate's TFLOP/s against FA3, cuDNN and FA2, one panel per head_dim and causal.
+#
+# Every figure's footer says which GPU, dtype, versions and timing method produced it.
+
+# %%
+app, note = ui.launch(settings)
+print(note)
+display(app)  # noqa: F821  (IPython's display)
+app.start()
+
+# %% [markdown]
+# ## After the campaign
+# The next cell waits for a replay to finish (a live campaign is not waited for: run it again whenever you like,
+# it shows the runs so far). Every message, tool call, harness run and question is also in the campaign's trace
+# tables, `<root>/<campaign id>/traces/`, for `02_intervention_statistics`.
+
+# %%
+stopped = app.wait(timeout=600 if app.is_replay else 0)
+print(f"{stopped.reason}: {stopped.turn} turns, {stopped.tool_calls} tool calls" if stopped else "still running")
+print("trace tables:", app.campaign.ws.traces_dir)
+app.runs_frame()

@@ -1,0 +1,91 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The kernel ladder: from CUDA-core FMAs to tensor cores
+#
+# `kernels/attn_fwd/` holds the campaign's starting kernel and a ladder of rewrites, each one file behind the
+# same C entry point. Every rung opens with a comment that says what it changes over the previous one, why that
+# should be faster, a prediction written *before* measuring, and what was measured. This notebook prints those
+# accounts, runs the harness on each rung, and shows the measured figures that are on record.
+#
+# On a machine without a GPU the harness builds each kernel and reports its resources (registers, spills, stack,
+# shared memory) and the forbidden-library verdict; verification and timing need the GPU machine, and say so.
+# On the H200 the same cells verify and time every rung against the original kernel and FA3, cuDNN and FA2.
+
+# %%
+from pathlib import Path
+
+from IPython.display import Image, Markdown, display
+
+from workbench import plots
+from workbench.ui import ladder, render
+
+SUITE = "smoke"             # smoke: 8 tiny shapes (minutes on a GPU); dev26 or full for real figures
+paths = ladder.rungs()
+[p.relative_to(ladder.KERNELS).as_posix() for p in paths]
+
+# %% [markdown]
+# ## What each rung says about itself
+# The original kernel is the baseline every speedup is measured against: online softmax on CUDA cores, fp32
+# FMAs, no shared memory. Rung 01 tiles queries and keys through shared memory; rung 02 moves both matrix
+# products onto the tensor cores with `mma.sync`, FlashAttention-2's design.
+
+# %%
+for path in paths:
+    display(Markdown(f"### `{path.name}`\n```text\n{ladder.header(path)}\n```"))
+
+# %% [markdown]
+# ## The harness on every rung
+# Each line of progress is one scenario (or, without a GPU, the build summary).
+
+# %%
+results = {}
+for path in paths:
+    print(f"== {path.name}")
+    results[path.stem] = ladder.check_rung(path, suite=SUITE, progress=lambda line: print("  ", line))
+ladder.summary_frame(results)
+
+# %% [markdown]
+# ## What the compiler made of each rung
+# Registers per thread bound how many warps fit on an SM; spills mean local-memory traffic. Compare the
+# original's 125 registers and empty stack with rung 02's tensor-core kernels.
+
+# %%
+ladder.resources_frame(results)
+
+# %% [markdown]
+# ## Measured on the H200
+# Figures from real GPU runs kept in `docs/data/` (the command that produced each is in `docs/benchmarks.md`).
+# Here: the original kernel on `dev26` against the anchors. The gap to FA3 is what the ladder climbs.
+
+# %%
+for name, result in ladder.recorded_results().items():
+    footer = render.footer_text(result.gpu, result.versions, result.suite, result.kernel_sha)
+    frame = result.to_frame()
+    display(Image(plots.to_png(plots.scenario_tflops(frame, footer=footer, candidate_label=name,
+                                                     title=f"{name}: TFLOP/s per scenario against the anchors"))))
+    display(frame[["scenario", "status", "us", "tflops", "x_fa3", "tflops_fa3", "tflops_cudnn", "tflops_fa2"]])
+
+# %% [markdown]
+# ## On a GPU machine
+# With a GPU, `results` above holds verified and timed runs; the same figure for each rung:
+
+# %%
+for name, result in results.items():
+    if result.status == "evaluated" and result.all_correct:
+        footer = render.footer_text(result.gpu, result.versions, result.suite, result.kernel_sha)
+        display(Image(plots.to_png(plots.scenario_tflops(result.to_frame(), footer=footer, candidate_label=name,
+                                                         title=f"{name} on {SUITE}"))))
+    else:
+        print(f"{name}: {result.status}" + (f" ({result.error})" if result.error else ""))

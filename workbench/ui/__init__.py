@@ -1,0 +1,18 @@
+"""Notebook widgets for campaigns: a chat with the agent beside live tables and figures (ipywidgets 8).
+
+    from workbench import ui
+    app, note = ui.launch(ui.Settings())      # live where possible, else the recorded demo replayed
+    display(app)
+    app.start()
+
+Modules: render (HTML from campaign state, pure), views (the widgets), controller (worker threads and
+throttled, batched widget updates), launch (what to run on this machine, replays).
+"""
+from workbench.agent.loop import REPO_ROOT
+from workbench.ui.controller import CampaignController
+from workbench.ui.launch import DEMO_RECORDING, Settings, launch, plan, replay_campaign
+from workbench.ui.render import DEMO_LABEL
+from workbench.ui.views import CampaignView
+
+__all__ = ["CampaignController", "CampaignView", "DEMO_LABEL", "DEMO_RECORDING", "REPO_ROOT", "Settings", "launch",
+           "plan", "replay_campaign"]

@@ -1,0 +1,348 @@
+"""HTML for the campaign widgets: pure functions from campaign state to strings (no widgets, no threads).
+
+Everything a person sees in the chat and the table is built here, so it can be tested without a browser and
+looks the same wherever it is shown. Text from the agent, tools and people is always escaped.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+
+from workbench.agent.interventions import BENIGN_FLAGS
+
+DEMO_LABEL = "demo recording: CPU stand-in evaluator, not GPU measurements"
+HARNESS_TIMING = "CUDA events on the kernel's stream, L2 flushed before every launch, median of >= 5 reps"
+STANDIN_TIMING = "invented by the stand-in evaluator (nothing was run)"
+DTYPE = "bf16"
+TOOL_RESULT_LINES = 14
+TOOL_INPUT_CHARS = 90
+TRIGGER_TEXT = {"stall": "stall", "claim": "claim", "suspicious": "suspicious gain", "human": "a person asked"}
+
+CSS = """
+<style>
+.wb-root { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; color: #1d1d1d; }
+.wb-demo { background: #fff4d6; border: 1px solid #e9c46a; color: #6b4e00; padding: 6px 10px; border-radius: 4px;
+           font-weight: 600; }
+.wb-status { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: baseline; padding: 6px 10px;
+             background: #f3f5f8; border: 1px solid #dde2ea; border-radius: 4px; }
+.wb-status b { font-weight: 600; } .wb-status .wb-k { color: #66707d; }
+.wb-phase { padding: 1px 8px; border-radius: 10px; background: #e3ecfa; color: #1f4e9c; font-weight: 600; }
+.wb-phase.wb-stopped { background: #e8e8e8; color: #444; }
+.wb-item { margin: 0 0 8px 0; }
+.wb-turn-head { color: #66707d; font-size: 11px; margin: 6px 0 2px 2px; text-transform: uppercase;
+                letter-spacing: .04em; }
+.wb-msg { background: #ffffff; border: 1px solid #e1e4e8; border-left: 3px solid #1f4e9c; border-radius: 4px;
+          padding: 6px 10px; line-height: 1.45; white-space: pre-wrap; word-wrap: break-word; }
+.wb-msg.wb-streaming { border-left-color: #8fb0e6; }
+.wb-msg code, .wb-tool code { background: #f1f3f5; padding: 0 3px; border-radius: 3px; font-size: 12px; }
+.wb-tool { margin: 4px 0 4px 14px; border: 1px solid #e1e4e8; border-radius: 4px; background: #fafbfc; }
+.wb-tool > summary { cursor: pointer; padding: 3px 8px; font-family: var(--jp-code-font-family, monospace);
+                     font-size: 12px; list-style-position: inside; white-space: nowrap; overflow: hidden;
+                     text-overflow: ellipsis; }
+.wb-tool.wb-error { border-color: #e5a3a3; background: #fdf3f3; }
+.wb-tool .wb-name { font-weight: 700; color: #1d1d1d; } .wb-tool .wb-args { color: #555; }
+.wb-tool .wb-dur { color: #66707d; } .wb-tool .wb-err { color: #c62828; font-weight: 600; }
+.wb-tool .wb-run { color: #1f4e9c; font-style: italic; }
+.wb-tool pre { margin: 0; padding: 6px 10px; font-size: 11.5px; max-height: 260px; overflow: auto;
+               white-space: pre-wrap; border-top: 1px solid #eceef1; }
+.wb-tool pre.wb-errtext { color: #b71c1c; }
+.wb-chip { display: inline-block; padding: 0 6px; margin-left: 6px; border-radius: 8px; font-size: 11px;
+           background: #eef1f5; color: #333; font-family: var(--jp-ui-font-family, sans-serif); }
+.wb-chip.wb-best { background: #dff3e4; color: #1b5e20; font-weight: 700; }
+.wb-chip.wb-fail { background: #fde2e2; color: #b71c1c; font-weight: 700; }
+.wb-chip.wb-flag { background: #fff0cc; color: #7a5200; }
+.wb-banner { margin: 6px 0 6px 0; padding: 7px 10px; border-radius: 4px; border: 1px solid; border-left-width: 6px; }
+.wb-banner .wb-bhead { font-size: 11px; font-weight: 700; text-transform: uppercase; letter-spacing: .04em; }
+.wb-banner .wb-btext { font-size: 13.5px; margin-top: 3px; line-height: 1.4; }
+.wb-banner .wb-bwhy { font-size: 11.5px; margin-top: 3px; opacity: .85; }
+.wb-banner.wb-stall { background: #fff6e0; border-color: #e0a500; color: #5c4100; }
+.wb-banner.wb-claim { background: #f3ecfb; border-color: #7b4bb0; color: #3f2063; }
+.wb-banner.wb-suspicious { background: #fdecec; border-color: #c62828; color: #6d1010; }
+.wb-banner.wb-human { background: #e4f4f1; border-color: #00897b; color: #00473f; }
+.wb-note { color: #66707d; font-size: 12px; margin: 3px 0 3px 14px; }
+.wb-note.wb-warning { color: #8a5a00; } .wb-note.wb-error { color: #c62828; font-weight: 600; }
+.wb-pending { margin: 6px 0; padding: 6px 10px; border: 1px dashed #00897b; border-radius: 4px; color: #00473f;
+              background: #f4fbfa; }
+.wb-start, .wb-stop { padding: 6px 10px; border-radius: 4px; background: #f3f5f8; border: 1px solid #dde2ea; }
+.wb-stop { background: #eef6ee; border-color: #b9d8bb; }
+.wb-stop.wb-bad { background: #fdecec; border-color: #e5a3a3; }
+.wb-table-wrap { max-height: 430px; overflow: auto; border: 1px solid #dde2ea; border-radius: 4px; }
+.wb-table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; }
+.wb-table th { position: sticky; top: 0; background: #f3f5f8; text-align: right; padding: 4px 8px;
+               border-bottom: 1px solid #cfd5de; font-weight: 600; white-space: nowrap; }
+.wb-table td { padding: 3px 8px; border-bottom: 1px solid #eef0f3; text-align: right; white-space: nowrap; }
+.wb-table td.wb-l, .wb-table th.wb-l { text-align: left; }
+.wb-table tr.wb-failed td { background: #fde2e2; } .wb-table tr.wb-failed td.wb-status-cell { color: #b71c1c; font-weight: 700; }
+.wb-table tr.wb-suspicious td { background: #fff0cc; } .wb-table tr.wb-suspicious td.wb-flags { color: #7a5200; font-weight: 700; }
+.wb-table tr.wb-unsupported td, .wb-table tr.wb-skipped td { background: #eef0f3; color: #555; }
+.wb-table tr.wb-static_only td { color: #555; }
+.wb-table td.wb-good { color: #1b5e20; font-weight: 600; } .wb-table td.wb-bad { color: #b71c1c; }
+.wb-table-head { padding: 4px 2px 6px 2px; }
+.wb-legend { color: #66707d; font-size: 11px; padding: 4px 2px; }
+.wb-legend span { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin: 0 3px 0 10px;
+                  vertical-align: -1px; }
+.wb-section { font-weight: 700; font-size: 13px; margin: 4px 0 2px 2px; color: #333; }
+</style>
+"""
+
+
+def esc(text) -> str:
+    return html.escape("" if text is None else str(text))
+
+
+def inline(text: str) -> str:
+    """Escaped text with `code` spans kept (agents write them a lot)."""
+    return re.sub(r"`([^`\n]{1,200})`", r"<code>\1</code>", esc(text))
+
+
+def one_line(text: str, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def fmt_x(value) -> str:
+    return f"×{value:.3f}" if isinstance(value, (int, float)) and math.isfinite(value) else "–"
+
+
+def fmt_num(value, spec: str) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return format(value, spec)
+
+
+def is_standin(gpu: str) -> bool:
+    return "stand-in" in (gpu or "").lower()
+
+
+# ---- transcript items ---------------------------------------------------------------------------------
+def short_input(name: str, data: dict) -> str:
+    data = data or {}
+    if name == "edit_file":
+        old = one_line(data.get("old_string", ""), 36)
+        new = one_line(data.get("new_string", ""), 36)
+        return f"{data.get('path', '')}: {old} → {new}"
+    if name == "write_file":
+        return f"{data.get('path', '')} ({len((data.get('content') or '').encode())} bytes)"
+    if name == "revert":
+        return str(data.get("sha", ""))[:12]
+    if name in ("read_file", "run_harness", "compile_report", "sass_summary", "list_files"):
+        extra = {k: v for k, v in data.items() if k != "path"}
+        return " ".join([str(data.get("path", ""))] + [f"{k}={v}" for k, v in extra.items()]).strip()
+    return one_line(json.dumps(data), TOOL_INPUT_CHARS)
+
+
+def eval_chips(ev: dict) -> str:
+    """Chips for a harness run: geomeans, failures, new best, flags."""
+    chips = [f'<span class="wb-chip">{fmt_x(ev.get("geomean_vs_original"))} original · '
+             f'{fmt_x(ev.get("geomean_vs_fa3"))} FA3</span>']
+    failed = ev.get("n_failed", 0)
+    if failed:
+        chips.append(f'<span class="wb-chip wb-fail">{failed} failing</span>')
+    if ev.get("is_new_best"):
+        chips.append('<span class="wb-chip wb-best">new best</span>')
+    for flag in ev.get("flags", []):
+        if flag.split(":")[0] not in BENIGN_FLAGS:
+            chips.append(f'<span class="wb-chip wb-flag">{esc(flag)}</span>')
+    return "".join(chips)
+
+
+def tool_html(call: dict) -> str:
+    """A collapsed block: name, short input, duration, result head (error in red)."""
+    name = call["name"]
+    args = esc(one_line(short_input(name, call.get("input") or {}), TOOL_INPUT_CHARS))
+    done = "output" in call
+    error = bool(call.get("is_error"))
+    if not done:
+        state = '<span class="wb-run">running…</span>'
+    else:
+        state = f'<span class="wb-dur">{call.get("duration_s", 0.0):.1f} s</span>'
+        if error:
+            state += ' <span class="wb-err">error</span>'
+    chips = eval_chips(call["evaluation"]) if call.get("evaluation") else ""
+    summary = (f'<summary><span class="wb-dur">#{call["tool_index"]}</span> <span class="wb-name">{esc(name)}</span>'
+               f' <span class="wb-args">{args}</span> · {state}{chips}</summary>')
+    body = ""
+    if done:
+        lines = (call.get("output") or "").splitlines()
+        head = "\n".join(lines[:TOOL_RESULT_LINES])
+        more = f"\n[… {len(lines) - TOOL_RESULT_LINES} more lines]" if len(lines) > TOOL_RESULT_LINES else ""
+        cls = ' class="wb-errtext"' if error else ""
+        body = f"<pre{cls}>{esc(head + more) or '(no output)'}</pre>"
+    return f'<details class="wb-tool{" wb-error" if error else ""}">{summary}{body}</details>'
+
+
+def banner_html(q: dict) -> str:
+    """An intervention: trigger, source (person or bank, question id and layer), the question, why."""
+    trigger = q.get("trigger", "")
+    source = q.get("source", "")
+    kind = "human" if source == "human" else trigger
+    who = "from a person" if source == "human" else "from the question bank"
+    ident = " ".join(filter(None, [q.get("question_id") or "", f"({q['layer']})" if q.get("layer") else ""]))
+    head = f"Question · {TRIGGER_TEXT.get(trigger, trigger)} · {who}{' · ' + ident if ident else ''}"
+    why = q.get("reason") or ""
+    before = q.get("best_before")
+    why_line = "; ".join(filter(None, [why, f"best before: {fmt_x(before)}" if before else ""]))
+    return (f'<div class="wb-banner wb-{esc(kind)}" data-trigger="{esc(trigger)}" data-source="{esc(source)}">'
+            f'<div class="wb-bhead">{esc(head)}</div><div class="wb-btext">{inline(q.get("text", ""))}</div>'
+            + (f'<div class="wb-bwhy">{esc(why_line)}</div>' if why_line else "") + "</div>")
+
+
+def note_html(text: str, level: str = "info") -> str:
+    return f'<div class="wb-note wb-{esc(level)}">{inline(text)}</div>'
+
+
+def turn_html(turn: dict) -> str:
+    """One turn: the agent's text, its tool calls, then trigger notes and question banners."""
+    parts = [f'<div class="wb-turn-head">turn {turn["turn"]}</div>']
+    texts = [turn["text"][i] for i in sorted(turn["text"])]
+    text = "\n\n".join(t for t in texts if t.strip())
+    if text or not turn["final"]:
+        cls = "wb-msg" + ("" if turn["final"] else " wb-streaming")
+        parts.append(f'<div class="{cls}">{inline(text) or "…"}</div>')
+    parts += [tool_html(c) for c in turn["tools"].values()]
+    parts += [note_html(n["text"], n.get("level", "info")) for n in turn["notes"]]
+    parts += [banner_html(q) for q in turn["questions"]]
+    return f'<div class="wb-item wb-turn">{"".join(parts)}</div>'
+
+
+def started_html(e: dict) -> str:
+    verb = f"resumed after turn {e['turn']}" if e.get("resumed") else "started"
+    model = f" ({esc(e['model'])})" if e.get("model") else ""
+    return (f'<div class="wb-item wb-start">Campaign <b>{esc(e["campaign_id"])}</b> {verb}: '
+            f'<code>{esc(e["kernel_path"])}</code> on suite <b>{esc(e["suite"])}</b>, mode <b>{esc(e["mode"])}</b>, '
+            f'agent <b>{esc(e["agent"])}</b>{model}. Stops when <code>{esc(e["stop_expr"] or "(never)")}</code> '
+            f'holds in a harness run, or a budget runs out.</div>')
+
+
+def stopped_html(e: dict) -> str:
+    bad = e["reason"] in ("backend_error", "internal_error")
+    cost = f", ${e['cost_usd']:.2f}" if e.get("cost_usd") else ""
+    detail = f" ({esc(e['detail'])})" if e.get("detail") else ""
+    return (f'<div class="wb-item wb-stop{" wb-bad" if bad else ""}"><b>Stopped: {esc(e["reason"])}</b>{detail} '
+            f'after {e["turn"]} turns and {e["tool_calls"]} tool calls, {e["wall_s"]:.0f} s. Best '
+            f'{fmt_x(e.get("best_vs_original"))} vs original, {fmt_x(e.get("best_vs_fa3"))} vs FA3 '
+            f'(kernel {esc((e.get("best_sha") or "none")[:12])}); {e.get("tokens", 0)} tokens{cost}.</div>')
+
+
+def pending_html(text: str, state: str = "queued") -> str:
+    what = ("waiting in the inbox: delivered to the agent at the next turn boundary" if state == "queued"
+            else "not delivered: the campaign stopped first")
+    return (f'<div class="wb-item wb-pending"><b>You asked</b> ({what}):<br>{inline(text)}</div>')
+
+
+# ---- status bar -----------------------------------------------------------------------------------------
+def status_html(s: dict) -> str:
+    phase_cls = "wb-phase wb-stopped" if s.get("stopped") else "wb-phase"
+    items = [f'<span class="{phase_cls}">{esc(s.get("phase", "not started"))}</span>']
+    if s.get("campaign_id"):
+        items.append(f'<span><span class="wb-k">campaign</span> <b>{esc(s["campaign_id"])}</b></span>')
+    for key, label in (("mode", "mode"), ("agent", "agent"), ("suite", "suite")):
+        if s.get(key):
+            items.append(f'<span><span class="wb-k">{label}</span> {esc(s[key])}</span>')
+    items.append(f'<span><span class="wb-k">turn</span> <b>{s.get("turn", 0)}</b></span>')
+    items.append(f'<span><span class="wb-k">tool calls</span> <b>{s.get("tool_calls", 0)}</b></span>')
+    items.append(f'<span><span class="wb-k">harness runs</span> <b>{s.get("runs", 0)}</b></span>')
+    items.append(f'<span><span class="wb-k">best</span> <b>{fmt_x(s.get("best_vs_original"))}</b> original · '
+                 f'<b>{fmt_x(s.get("best_vs_fa3"))}</b> FA3</span>')
+    items.append(f'<span><span class="wb-k">questions</span> <b>{s.get("questions", 0)}</b></span>')
+    if s.get("tokens"):
+        items.append(f'<span><span class="wb-k">tokens</span> {s["tokens"]:,}'
+                     + (f' · ${s["cost_usd"]:.2f}' if s.get("cost_usd") else "") + "</span>")
+    return f'<div class="wb-status">{"".join(items)}</div>'
+
+
+# ---- the per-scenario table -------------------------------------------------------------------------------
+TABLE_COLUMNS = [("scenario", "scenario", "l"), ("status", "status", "l"), ("reason", "reason", "l"),
+                 ("rel_l2_err", "rel err", ".1e"), ("us", "µs", ",.1f"), ("tflops", "TFLOP/s", ".1f"),
+                 ("x_original", "× original", ".2f"), ("x_fa3", "× FA3", ".3f"), ("flags", "flags", "l")]
+ROW_ORDER = {"failed": 0, "suspicious": 1, "unsupported": 2, "skipped": 3}
+
+
+def row_class(status: str, flags: str) -> str:
+    if status == "failed":
+        return "failed"
+    if status == "passed" and any(f and f.split(":")[0] not in BENIGN_FLAGS for f in (flags or "").split(",")):
+        return "suspicious"
+    return status
+
+
+def ordered_rows(frame):
+    """Failing rows first, then suspicious ones, unsupported, skipped, then the rest in suite order."""
+    if not len(frame):
+        return frame
+    classes = [row_class(s, f) for s, f in zip(frame["status"], frame["flags"].fillna(""))]
+    keys = [ROW_ORDER.get(c, 9) for c in classes]
+    return frame.assign(_cls=classes, _key=keys).sort_values("_key", kind="stable")
+
+
+def table_html(frame, head: str = "") -> str:
+    """The per-scenario table of one harness run (SuiteResult.to_frame())."""
+    if frame is None or not len(frame):
+        body = '<div class="wb-legend">No harness run yet: the table fills in after the first run_harness.</div>'
+        return f'<div class="wb-table-head">{head}</div>{body}'
+    rows = []
+    for r in ordered_rows(frame).to_dict("records"):
+        cells = []
+        for key, _, spec in TABLE_COLUMNS:
+            value = r.get(key)
+            if spec == "l":
+                text = "" if value is None or value != value else str(value)
+                if key == "reason" and r.get("detail"):
+                    cells.append(f'<td class="wb-l" title="{esc(r["detail"])}">{esc(text)}</td>')
+                    continue
+                cls = {"status": "wb-l wb-status-cell", "flags": "wb-l wb-flags"}.get(key, "wb-l")
+                cells.append(f'<td class="{cls}">{esc(text.replace(",", ", "))}</td>')
+            else:
+                cls = ""
+                if key in ("x_original", "x_fa3") and isinstance(value, (int, float)) and value == value:
+                    cls = ' class="wb-good"' if value >= 1.0 else (' class="wb-bad"' if key == "x_original" else "")
+                cells.append(f"<td{cls}>{esc(fmt_num(value, spec))}</td>")
+        rows.append(f'<tr class="wb-{esc(r["_cls"])}">{"".join(cells)}</tr>')
+    header = "".join(f'<th class="wb-l">{label}</th>' if spec == "l" else f"<th>{label}</th>"
+                     for _, label, spec in TABLE_COLUMNS)
+    legend = ('<div class="wb-legend">rows: <span style="background:#fde2e2"></span>failing '
+              '<span style="background:#fff0cc"></span>suspicious flag '
+              '<span style="background:#eef0f3"></span>unsupported / skipped, then the rest in suite order; '
+              'hover a reason for its detail</div>')
+    return (f'<div class="wb-table-head">{head}</div><div class="wb-table-wrap"><table class="wb-table">'
+            f'<thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{legend}')
+
+
+def run_head(ev: dict) -> str:
+    """One line above the table: which run it is and how it went."""
+    counts = ev.get("counts", {})
+    parts = [f"<b>Harness run #{ev['run']}</b> (tool call {ev['tool_index']}, turn {ev['turn']})",
+             f"kernel <code>{esc(ev['kernel_sha'][:12])}</code>",
+             f"{counts.get('passed', 0)} passed, {counts.get('failed', 0)} failed"
+             + (f", {counts['unsupported']} unsupported" if counts.get("unsupported") else "")
+             + (f", {counts['static_only']} not run (no GPU)" if counts.get("static_only") else ""),
+             f"geomean {fmt_x(ev.get('geomean_vs_original'))} original · {fmt_x(ev.get('geomean_vs_fa3'))} FA3"]
+    html_line = " · ".join(parts) + eval_chips({k: v for k, v in ev.items() if k != "n_failed"})
+    return html_line
+
+
+# ---- figure footers ------------------------------------------------------------------------------------
+def versions_text(versions: dict) -> str:
+    keep = []
+    for key, value in (versions or {}).items():
+        if key in ("sms",):
+            continue
+        keep.append(f"{key} {value}")
+    return ", ".join(keep) or "not recorded"
+
+
+def footer_text(gpu: str, versions: dict, suite: str = "", kernel_sha: str = "", extra: str = "") -> str:
+    """What produced the numbers of a figure: GPU, dtype, versions, timing method (and the demo label)."""
+    standin = is_standin(gpu)
+    parts = [DEMO_LABEL] if standin else []
+    parts += [f"GPU: {gpu or 'not recorded'}", f"dtype {DTYPE}", f"versions: {versions_text(versions)}",
+              f"timing: {STANDIN_TIMING if standin else HARNESS_TIMING}"]
+    if suite:
+        parts.append(f"suite {suite}")
+    if kernel_sha:
+        parts.append(f"kernel {kernel_sha[:12]}")
+    if extra:
+        parts.append(extra)
+    return " · ".join(parts)
