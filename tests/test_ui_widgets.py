@@ -121,7 +121,7 @@ def test_tool_blocks_and_bank_banners_render(tmp_path):
     assert "new best" in html                               # the first run's chip
     assert 'class="wb-banner wb-stall"' in html and 'data-source="bank"' in html
     assert "from the question bank" in html
-    assert "Stopped: agent_finished" in html
+    assert "Stopped: the agent has no more turns" in html
 
 
 def test_stop_button_stops_the_campaign(tmp_path):
@@ -136,7 +136,7 @@ def test_stop_button_stops_the_campaign(tmp_path):
     stopped = app.wait(30)
     assert stopped.reason == "stopped_by_user" and stopped.turn == 3
     assert all(c.disabled for c in app.view.controls)
-    assert "Stopped: stopped_by_user" in transcript_html(app)
+    assert "Stopped: stopped by you" in transcript_html(app)
 
 
 def test_table_and_figures_update_after_each_evaluation(tmp_path):

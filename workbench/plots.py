@@ -290,7 +290,7 @@ def ceiling_fraction(frame, *, footer: str, ceiling_tflops: float, ceiling_label
                      anchor: str = "fa3", title: str = "% of the measured ceiling") -> Figure:
     """Per scenario: the candidate's TFLOP/s as a share of the measured ceiling (bars), the anchor's as a mark."""
     n = len(frame)
-    fig = _figure(5.6, max(2.0, 0.6 + 0.17 * n), footer)
+    fig = _figure(5.6, max(2.0, 0.7 + 0.145 * n), footer)
     ax = fig.subplots()
     y = np.arange(n)
     share = 100 * frame["tflops"].to_numpy(dtype=float) / ceiling_tflops if n else np.array([])
@@ -310,7 +310,7 @@ def ceiling_fraction(frame, *, footer: str, ceiling_tflops: float, ceiling_label
         if n and column in frame.columns else (np.nanmax(share) if n else 1.0)
     ax.set_xlim(0, max(5.0, float(top) * 1.12 if top == top else 5.0))
     ax.set_xlabel(f"% of {ceiling_tflops:.0f} TFLOP/s ({ceiling_label})", fontsize=FONT_SIZE - 1)
-    ax.set_title(title, fontsize=FONT_SIZE + 1, loc="left")
+    fig.suptitle(title, fontsize=FONT_SIZE + 1, x=0.01, ha="left")
     _style(ax)
     ax.grid(True, axis="x", color="#e6e6e6", linewidth=0.8)
     ax.grid(False, axis="y")

@@ -78,15 +78,15 @@ class CampaignController:
         self.view.ask_bank.on_click(self._on_ask_bank)
 
     # ---- the public API -----------------------------------------------------------------------------
-    def start(self) -> "CampaignController":
-        """Subscribe, start the UI thread, then the campaign's worker thread. Returns self."""
+    def start(self) -> None:
+        """Subscribe, start the UI thread, then the campaign's worker thread. (Returns None, so that a cell
+        ending in `app.start()` does not display the widgets a second time.)"""
         if self._thread is not None:
-            return self
+            return
         self._unsubscribe = self.campaign.subscribe(self._queue.put)
         self._thread = threading.Thread(target=self._pump, name="campaign-ui", daemon=True)
         self._thread.start()
         self._campaign_thread = self.campaign.start()
-        return self
 
     def ask(self, text: str, question_id: str = "", clear_input: bool = False) -> bool:
         """Put a person's question in the campaign's inbox (any thread). False when the mode takes none."""
@@ -267,7 +267,7 @@ class CampaignController:
             for key in [k for k in self.order if k[0] == "pending"]:
                 self._set_item(key, render.pending_html(self.items[key]["text"], "undelivered"))
             self._add_item(("stop",), render.stopped_html(e.to_dict()))
-            self._phase(f"stopped: {e.reason}")
+            self._phase(f"stopped: {render.stop_reason(e.reason)}")
             self._dirty.add("controls")
 
     def _apply_local(self, e: tuple) -> None:

@@ -141,7 +141,8 @@ def launch(settings: Optional[Settings] = None, **overrides) -> tuple[CampaignCo
             campaign = replay_campaign(path, root=settings.root, pace_s=settings.pace_s)
             session = recording_info(path)["session"]
             if is_standin(str(session.get("gpu") or "")):
-                demo_label = DEMO_LABEL
+                demo_label = (f"{DEMO_LABEL} · replay of {_shown(path)}: the offline scripted agent (no LLM) "
+                              "against timings invented by a stand-in evaluator; nothing here was measured")
                 note += f" ({DEMO_LABEL})"
         else:
             campaign = live_campaign(settings, agent)

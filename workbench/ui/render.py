@@ -23,6 +23,7 @@ TRIGGER_TEXT = {"stall": "stall", "claim": "claim", "suspicious": "suspicious ga
 CSS = """
 <style>
 .wb-root { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; color: #1d1d1d; }
+.wb-item, .wb-status, .wb-demo, .wb-table-head, .wb-legend, .wb-note { line-height: 1.45; }
 .wb-demo { background: #fff4d6; border: 1px solid #e9c46a; color: #6b4e00; padding: 6px 10px; border-radius: 4px;
            font-weight: 600; }
 .wb-status { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: baseline; padding: 6px 10px;
@@ -39,8 +40,7 @@ CSS = """
 .wb-msg code, .wb-tool code { background: #f1f3f5; padding: 0 3px; border-radius: 3px; font-size: 12px; }
 .wb-tool { margin: 4px 0 4px 14px; border: 1px solid #e1e4e8; border-radius: 4px; background: #fafbfc; }
 .wb-tool > summary { cursor: pointer; padding: 3px 8px; font-family: var(--jp-code-font-family, monospace);
-                     font-size: 12px; list-style-position: inside; white-space: nowrap; overflow: hidden;
-                     text-overflow: ellipsis; }
+                     font-size: 12px; list-style-position: inside; line-height: 1.6; }
 .wb-tool.wb-error { border-color: #e5a3a3; background: #fdf3f3; }
 .wb-tool .wb-name { font-weight: 700; color: #1d1d1d; } .wb-tool .wb-args { color: #555; }
 .wb-tool .wb-dur { color: #66707d; } .wb-tool .wb-err { color: #c62828; font-weight: 600; }
@@ -54,7 +54,8 @@ CSS = """
 .wb-chip.wb-fail { background: #fde2e2; color: #b71c1c; font-weight: 700; }
 .wb-chip.wb-flag { background: #fff0cc; color: #7a5200; }
 .wb-banner { margin: 6px 0 6px 0; padding: 7px 10px; border-radius: 4px; border: 1px solid; border-left-width: 6px; }
-.wb-banner .wb-bhead { font-size: 11px; font-weight: 700; text-transform: uppercase; letter-spacing: .04em; }
+.wb-banner .wb-bhead { font-size: 11.5px; font-weight: 600; }
+.wb-banner .wb-bkind { font-weight: 800; text-transform: uppercase; letter-spacing: .04em; }
 .wb-banner .wb-btext { font-size: 13.5px; margin-top: 3px; line-height: 1.4; }
 .wb-banner .wb-bwhy { font-size: 11.5px; margin-top: 3px; opacity: .85; }
 .wb-banner.wb-stall { background: #fff6e0; border-color: #e0a500; color: #5c4100; }
@@ -69,7 +70,7 @@ CSS = """
 .wb-stop { background: #eef6ee; border-color: #b9d8bb; }
 .wb-stop.wb-bad { background: #fdecec; border-color: #e5a3a3; }
 .wb-table-wrap { max-height: 430px; overflow: auto; border: 1px solid #dde2ea; border-radius: 4px; }
-.wb-table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; }
+.wb-table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; line-height: 1.35; }
 .wb-table th { position: sticky; top: 0; background: #f3f5f8; text-align: right; padding: 4px 8px;
                border-bottom: 1px solid #cfd5de; font-weight: 600; white-space: nowrap; }
 .wb-table td { padding: 3px 8px; border-bottom: 1px solid #eef0f3; text-align: right; white-space: nowrap; }
@@ -117,12 +118,25 @@ def is_standin(gpu: str) -> bool:
 
 
 # ---- transcript items ---------------------------------------------------------------------------------
+def edit_summary(old: str, new: str, width: int = 34) -> str:
+    """What an edit changes, in a few words: the differing words with one word of context before them."""
+    a, b = (old or "").split(), (new or "").split()
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
+        end += 1
+    context = a[start - 1] + " " if start else ""
+    removed = " ".join(a[start:len(a) - end]) or "(nothing)"
+    added = " ".join(b[start:len(b) - end]) or "(nothing)"
+    return f"{one_line(context + removed, width)} → {one_line(added, width)}"
+
+
 def short_input(name: str, data: dict) -> str:
     data = data or {}
     if name == "edit_file":
-        old = one_line(data.get("old_string", ""), 36)
-        new = one_line(data.get("new_string", ""), 36)
-        return f"{data.get('path', '')}: {old} → {new}"
+        return f"{data.get('path', '')}: {edit_summary(data.get('old_string', ''), data.get('new_string', ''))}"
     if name == "write_file":
         return f"{data.get('path', '')} ({len((data.get('content') or '').encode())} bytes)"
     if name == "revert":
@@ -133,10 +147,10 @@ def short_input(name: str, data: dict) -> str:
     return one_line(json.dumps(data), TOOL_INPUT_CHARS)
 
 
-def eval_chips(ev: dict) -> str:
+def eval_chips(ev: dict, geomeans: bool = True) -> str:
     """Chips for a harness run: geomeans, failures, new best, flags."""
     chips = [f'<span class="wb-chip">{fmt_x(ev.get("geomean_vs_original"))} original · '
-             f'{fmt_x(ev.get("geomean_vs_fa3"))} FA3</span>']
+             f'{fmt_x(ev.get("geomean_vs_fa3"))} FA3</span>'] if geomeans else []
     failed = ev.get("n_failed", 0)
     if failed:
         chips.append(f'<span class="wb-chip wb-fail">{failed} failing</span>')
@@ -180,12 +194,13 @@ def banner_html(q: dict) -> str:
     kind = "human" if source == "human" else trigger
     who = "from a person" if source == "human" else "from the question bank"
     ident = " ".join(filter(None, [q.get("question_id") or "", f"({q['layer']})" if q.get("layer") else ""]))
-    head = f"Question · {TRIGGER_TEXT.get(trigger, trigger)} · {who}{' · ' + ident if ident else ''}"
+    head = (f'<span class="wb-bkind">Question · {esc(TRIGGER_TEXT.get(trigger, trigger))}</span> · {esc(who)}'
+            + (f" · {esc(ident)}" if ident else ""))
     why = q.get("reason") or ""
     before = q.get("best_before")
     why_line = "; ".join(filter(None, [why, f"best before: {fmt_x(before)}" if before else ""]))
     return (f'<div class="wb-banner wb-{esc(kind)}" data-trigger="{esc(trigger)}" data-source="{esc(source)}">'
-            f'<div class="wb-bhead">{esc(head)}</div><div class="wb-btext">{inline(q.get("text", ""))}</div>'
+            f'<div class="wb-bhead">{head}</div><div class="wb-btext">{inline(q.get("text", ""))}</div>'
             + (f'<div class="wb-bwhy">{esc(why_line)}</div>' if why_line else "") + "</div>")
 
 
@@ -216,14 +231,27 @@ def started_html(e: dict) -> str:
             f'holds in a harness run, or a budget runs out.</div>')
 
 
+STOP_REASONS = {"stop_condition_met": "the stop condition holds", "stopped_by_user": "stopped by you",
+                "agent_finished": "the agent has no more turns", "backend_error": "the agent backend failed",
+                "internal_error": "a workbench error ended it", "interrupted": "interrupted",
+                "budget_turns": "the turn budget is spent", "budget_tool_calls": "the tool-call budget is spent",
+                "budget_tokens": "the token budget is spent", "budget_usd": "the cost budget is spent",
+                "budget_wall_time": "the time budget is spent"}
+
+
+def stop_reason(reason: str) -> str:
+    return STOP_REASONS.get(reason, reason)
+
+
 def stopped_html(e: dict) -> str:
     bad = e["reason"] in ("backend_error", "internal_error")
-    cost = f", ${e['cost_usd']:.2f}" if e.get("cost_usd") else ""
-    detail = f" ({esc(e['detail'])})" if e.get("detail") else ""
-    return (f'<div class="wb-item wb-stop{" wb-bad" if bad else ""}"><b>Stopped: {esc(e["reason"])}</b>{detail} '
-            f'after {e["turn"]} turns and {e["tool_calls"]} tool calls, {e["wall_s"]:.0f} s. Best '
-            f'{fmt_x(e.get("best_vs_original"))} vs original, {fmt_x(e.get("best_vs_fa3"))} vs FA3 '
-            f'(kernel {esc((e.get("best_sha") or "none")[:12])}); {e.get("tokens", 0)} tokens{cost}.</div>')
+    usage = f", {e['tokens']:,} tokens" if e.get("tokens") else ""
+    usage += f", ${e['cost_usd']:.2f}" if e.get("cost_usd") else ""
+    detail = f" ({esc(e['detail'])})" if e.get("detail") and not e["reason"].startswith("budget_") else ""
+    return (f'<div class="wb-item wb-stop{" wb-bad" if bad else ""}"><b>Stopped: {esc(stop_reason(e["reason"]))}'
+            f'</b>{detail}. {e["turn"]} turns, {e["tool_calls"]} tool calls, {e["wall_s"]:.0f} s{usage}. Best '
+            f'<b>{fmt_x(e.get("best_vs_original"))}</b> vs original, <b>{fmt_x(e.get("best_vs_fa3"))}</b> vs FA3 '
+            f'(kernel <code>{esc((e.get("best_sha") or "none")[:12])}</code>).</div>')
 
 
 def pending_html(text: str, state: str = "queued") -> str:
@@ -319,8 +347,7 @@ def run_head(ev: dict) -> str:
              + (f", {counts['unsupported']} unsupported" if counts.get("unsupported") else "")
              + (f", {counts['static_only']} not run (no GPU)" if counts.get("static_only") else ""),
              f"geomean {fmt_x(ev.get('geomean_vs_original'))} original · {fmt_x(ev.get('geomean_vs_fa3'))} FA3"]
-    html_line = " · ".join(parts) + eval_chips({k: v for k, v in ev.items() if k != "n_failed"})
-    return html_line
+    return " · ".join(parts) + eval_chips({k: v for k, v in ev.items() if k != "n_failed"}, geomeans=False)
 
 
 # ---- figure footers ------------------------------------------------------------------------------------

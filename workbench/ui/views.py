@@ -12,7 +12,7 @@ import ipywidgets as w
 
 from workbench.ui.render import CSS, esc, status_html, table_html
 
-TRANSCRIPT_HEIGHT = "560px"
+TRANSCRIPT_HEIGHT = "660px"
 ANY = "any"
 
 
@@ -49,7 +49,8 @@ class CampaignView:
         self.stop = w.Button(description="Stop", button_style="danger", icon="stop",
                              tooltip="end the campaign at the next turn boundary", layout=w.Layout(width="110px"))
         self.trigger = w.HTML('<span class="wb-legend">bank questions for: any trigger</span>')
-        self.bank_pick = w.Dropdown(options=bank_options(self.bank), layout=w.Layout(flex="1 1 auto", width="auto"))
+        self.bank_pick = w.Dropdown(options=bank_options(self.bank),
+                                    layout=w.Layout(flex="1 1 0%", width="auto", min_width="0"))
         self.ask_bank = w.Button(description="Ask from bank", icon="question-circle",
                                  tooltip="put the chosen bank question in the inbox, as a person's question",
                                  layout=w.Layout(width="150px"))

@@ -1,0 +1,150 @@
+"""A real browser: JupyterLab on localhost, notebooks/01_campaign opened in headless Chromium (Debian's, driven by
+Playwright), all cells run in replay mode; the transcript, a question banner, the table and a figure must be
+visible. Saves docs/notebook_screenshot.png.
+
+    .venv/bin/python -m pytest tests/browser -q
+
+Skipped, with the reason, when Chromium, JupyterLab or Playwright is missing. Playwright never downloads a
+browser here: it launches /usr/bin/chromium (or $CHROMIUM).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "01_campaign.ipynb"
+SCREENSHOT = ROOT / "docs" / "notebook_screenshot.png"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+VIEWPORT = {"width": 1680, "height": 1050}
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+def _missing() -> str:
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set CHROMIUM=/path/to/chromium)"
+    for module, package in (("jupyterlab", "jupyterlab"), ("playwright", "playwright"), ("ipywidgets", "ipywidgets")):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{package} is not installed (.venv/bin/pip install {package})"
+    return ""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    home = tmp_path_factory.mktemp("lab")
+    shutil.copy(NOTEBOOK, home / NOTEBOOK.name)        # the browser's autosave writes here, never into the repo
+    port, token = _free_port(), uuid.uuid4().hex
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               WORKBENCH_NO_GPU="1", JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        env.pop(key, None)                            # replay, never a paid live campaign
+    log = open(home / "lab.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+                             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home}", "--allow-root",
+                             "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=False"],
+                            cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"JupyterLab did not start: {(home / 'lab.log').read_text()[-2000:]}")
+        time.sleep(0.5)
+    yield {"base": base, "token": token, "home": home}
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def test_campaign_notebook_in_chromium(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?token={lab['token']}")
+        page.wait_for_selector(".jp-Notebook", timeout=90_000)
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand("
+                               "'notebook:run-all-cells')", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
+                               ".jp-KernelStatus-success, .jp-Toolbar-kernelStatus", timeout=90_000)
+        time.sleep(2)                               # the kernel finishes starting
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+        root = page.locator(".jp-OutputArea .wb-transcript").first
+        root.wait_for(state="attached", timeout=120_000)
+        # the replay ends with a "Stopped:" item; by then every widget has its final value
+        page.locator(".wb-stop").first.wait_for(state="attached", timeout=180_000)
+        page.locator(".wb-start").first.scroll_into_view_if_needed()
+
+        expect(page.locator(".wb-transcript .wb-msg").last).to_be_visible()
+        expect(page.locator(".wb-transcript .wb-tool").first).to_be_visible()
+        banner = page.locator(".wb-transcript .wb-banner").last
+        banner.scroll_into_view_if_needed()
+        expect(banner).to_be_visible()
+        assert page.locator(".wb-transcript .wb-banner").count() == 7
+        assert page.locator(".wb-banner.wb-human").count() == 1
+        expect(page.locator(".wb-demo").first).to_contain_text("demo recording: CPU stand-in evaluator")
+
+        table = page.locator(".wb-table").first
+        expect(table).to_be_visible()
+        assert page.locator(".wb-table tr.wb-failed").count() >= 1
+        first_row = page.locator(".wb-table tbody tr").first
+        assert "wb-failed" in (first_row.get_attribute("class") or "")      # failing rows first
+
+        figures = page.locator(".jp-OutputArea img.widget-image")
+        assert figures.count() >= 3
+        for i in range(3):
+            img = figures.nth(i)
+            img.scroll_into_view_if_needed()
+            expect(img).to_be_visible()
+            assert img.evaluate("el => el.naturalWidth") > 300
+
+        # the screenshot: the workbench output from its top to the end of the table, the chat at its latest
+        output = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).first
+        height = output.evaluate("el => el.getBoundingClientRect().height")
+        page.set_viewport_size({"width": VIEWPORT["width"], "height": int(height) + 420})
+        output.scroll_into_view_if_needed()
+        page.locator(".wb-transcript").first.evaluate("el => { el.scrollTop = el.scrollHeight; el.scrollTop = 0; }")
+        time.sleep(1.0)
+        box = output.bounding_box()
+        legend = page.locator(".wb-table-widget .wb-legend").first.bounding_box()
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), clip={"x": box["x"], "y": box["y"], "width": box["width"],
+                                                     "height": legend["y"] + legend["height"] + 8 - box["y"]})
+        output.screenshot(path=str(lab["home"] / "workbench_full.png"))
+        shutil.copy(lab["home"] / "workbench_full.png", ROOT / "build" / "workbench_full.png") \
+            if (ROOT / "build").is_dir() else None
+        browser.close()
+    assert SCREENSHOT.stat().st_size > 50_000
