@@ -77,9 +77,9 @@ class BuildResult:
         return cls(**data)
 
     def resource_table(self) -> str:
-        lines = [f"{'kernel':<48} {'regs':>5} {'spill st/ld':>12} {'stack':>6} {'smem':>7}"]
+        lines = [f"{'kernel':<64} {'regs':>5} {'spill st/ld':>12} {'stack':>6} {'smem':>7}"]
         for r in self.resources:
-            lines.append(f"{r.name[:48]:<48} {r.registers:>5} {r.spill_stores:>5}/{r.spill_loads:<6} "
+            lines.append(f"{r.name[:64]:<64} {r.registers:>5} {r.spill_stores:>5}/{r.spill_loads:<6} "
                          f"{r.stack_bytes:>6} {r.smem_bytes:>7}")
         return "\n".join(lines)
 
@@ -168,7 +168,8 @@ def parse_resources(log: str) -> list[KernelResources]:
                 current.barriers = int(b.group(1))
     names = _demangle([k.name for k in kernels])
     for k in kernels:
-        k.name = names.get(k.name, k.name)
+        pretty = names.get(k.name, k.name).replace("(anonymous namespace)::", "")
+        k.name = pretty[5:] if pretty.startswith("void ") else pretty
     return kernels
 
 
@@ -265,6 +266,8 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
     if so_path.exists() and meta_path.exists():
         cached = BuildResult.from_dict(json.loads(meta_path.read_text()))
         cached.cached, cached.source = True, str(path)
+        # the same text may have been built under another name first (e.g. artifacts/<sha>.cu)
+        cached.summary = _summarise(True, cached.errors, [], cached.resources, path.name)
         return cached
 
     out_dir.mkdir(parents=True, exist_ok=True)
