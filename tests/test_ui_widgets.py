@@ -70,8 +70,8 @@ def test_typed_question_goes_to_the_inbox_and_becomes_an_intervention(tmp_path):
     app.view.input.value = "Are you winning on cycles or on wall time?"
     app.view.send.click()
     assert len(app.campaign.inbox) == 1                     # the click only enqueued
-    wait_until(lambda: "You asked" in transcript_html(app), what="the pending question")
-    assert app.view.input.value == ""                       # cleared by the UI thread
+    wait_until(lambda: "You asked" in transcript_html(app) and app.view.input.value == "",
+               what="the pending question shown and the input box cleared (by the UI thread)")
     release.set()
     stopped = app.wait(30)
     assert stopped is not None
