@@ -74,3 +74,42 @@ def test_cli_usage_errors_are_one_line(argv, needle, capsys):
 def test_verify_only_run_has_no_timing(tmp_path):
     result, _ = smoke(tmp_path, "standin:correct", timing=False)
     assert result.all_correct and all(r.stats is None for r in result.rows)
+
+
+def test_kernel_that_degrades_after_verification_is_caught_while_timed(tmp_path):
+    """Right for the first calls of a shape (all verification sees), then cheaper and wrong: timed outputs are checked."""
+    result, _ = smoke(tmp_path, "standin:degrades_after_warmup", fail_fast=True)
+    first = next(r for r in result.rows if r.status != "passed")
+    assert first.reason == "timed_mismatch", first.detail
+
+
+def test_every_timed_launch_sees_new_input_contents():
+    """A result cache keyed on input contents (or pointers) never hits while the harness times a candidate."""
+    import torch
+
+    from workbench.harness.problem import Problem
+    from workbench.harness.reference import Inputs
+    from workbench.harness.scenarios import load_suite
+    from workbench.harness.standins import STANDINS
+    from workbench.harness.timing import Timer
+    from workbench.harness.timing_cache import TimingCache
+    from workbench.harness.worker import ScenarioRun
+
+    s = load_suite("smoke")[0]
+    problem = Problem.load()
+    seen = []
+
+    def recording(inputs, o, lse, sc):
+        seen.append((inputs.q.data_ptr(), float(inputs.q.float().sum()), float(inputs.k.float().sum())))
+        return STANDINS["correct"](inputs, o, lse, sc)
+
+    job = {"device": "cpu", "candidate": {"sha": "x"}, "baseline": None, "request": {}}
+    run = ScenarioRun(job, problem, Timer("cpu", problem.timing), TimingCache(None, "cpu", {}), {}, fresh_seed=11)
+    sets = [Inputs.allocate(s, "cpu") for _ in range(2)]
+    for i, x in enumerate(sets):
+        x.fill(i)
+    stats, problem_found = run.time_kernel(recording, s, sets)
+    assert problem_found == "" and stats.n >= 3
+    assert len({(q, k) for _, q, k in seen}) == len(seen)          # every launch: new contents
+    assert len({ptr for ptr, _, _ in seen}) == 2                    # ... behind the same two buffers
+    assert torch.isfinite(torch.tensor([q for _, q, _ in seen])).all()

@@ -43,7 +43,14 @@ def main(argv: list[str] | None = None) -> int:
               f"(pip install -e '.[agent,notebook,ray]' installs every optional part)", file=sys.stderr)
         return 2
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
-    return int(entry(rest) or 0)
+    try:
+        return int(entry(rest) or 0)
+    except BrokenPipeError:   # `workbench bank list | head` closed the pipe: not an error
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print(f"workbench {name}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     """Run one worker process over the scenarios; returns the rows and the worker's start info."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    if job["device"].startswith("cuda"):
+    if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
     with tempfile.NamedTemporaryFile("w+", suffix=".stderr", delete=False) as err_file:
         err_path = err_file.name

@@ -132,6 +132,17 @@ def wrong_lse(inputs, o, lse, s):
     return _store(o, lse, ref_o, ref_lse / torch.log(torch.tensor(2.0)))
 
 
+_calls: dict = {}
+
+
+def degrades_after_warmup(inputs, o, lse, s):
+    """Right for the first calls of a shape (what verification sees), then skips half the keys."""
+    _calls[s.key] = _calls.get(s.key, 0) + 1
+    if _calls[s.key] <= 5:
+        return correct(inputs, o, lse, s)
+    return _store(o, lse, *_attention(inputs, s, keys=max(1, s.seqlen_k // 2)))
+
+
 def refuses_d256(inputs, o, lse, s):
     return 1 if s.head_dim == 256 else correct(inputs, o, lse, s)
 
@@ -154,7 +165,7 @@ def slow_correct(inputs, o, lse, s):
 STANDINS = {f.__name__: f for f in (
     correct, writes_nothing, skip_last_tile, no_causal_mask, wrong_scale, no_running_max, modifies_inputs,
     side_stream, one_head_dim, cached_pointers, writes_past_end, missing_barrier, wrong_lse, refuses_d256,
-    crash, hang, slow_correct)}
+    degrades_after_warmup, crash, hang, slow_correct)}
 
 # The reason each stand-in must be rejected with (the GPU twins in kernels/attn_fwd/wrong/expected.csv).
 EXPECTED_REASON = {

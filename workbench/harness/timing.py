@@ -47,7 +47,8 @@ class Timer:
             from workbench.harness import cpu_device
             cpu_device.synchronize()
 
-    def _one(self, launch: Callable[[int], None], index: int, before: Optional[Callable[[int], None]]) -> float:
+    def _one(self, launch: Callable[[int], None], index: int, before: Optional[Callable[[int], None]],
+             after: Optional[Callable[[int], None]] = None) -> float:
         if before is not None:
             before(index)
         self._flush_l2()
@@ -57,27 +58,32 @@ class Timer:
             launch(index)
             end.record()
             torch.cuda.synchronize()   # device-wide: nothing of this sample leaks into the next
-            return start.elapsed_time(end) * 1000.0
-        self._sync()
-        t0 = time.perf_counter()
-        launch(index)
-        self._sync()
-        return (time.perf_counter() - t0) * 1e6
+            us = start.elapsed_time(end) * 1000.0
+        else:
+            self._sync()
+            t0 = time.perf_counter()
+            launch(index)
+            self._sync()
+            us = (time.perf_counter() - t0) * 1e6
+        if after is not None:
+            after(index)
+        return us
 
     def time(self, launch: Callable[[int], None], before: Optional[Callable[[int], None]] = None,
-             n_sets: Optional[int] = None) -> Stats:
-        """launch(i) enqueues one call on input set i; before(i) runs untimed first (e.g. poisoning o)."""
+             n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None) -> Stats:
+        """launch(i) enqueues one call on input set i; before(i) and after(i) run untimed around it
+        (new input contents and poisoned outputs before, a check of what the launch wrote after)."""
         cfg = self.cfg
         n_sets = max(1, n_sets or cfg.input_sets)
         warm_s = 0.0
         for i in range(cfg.warmup):
-            warm_s += self._one(launch, i % n_sets, before) * 1e-6
+            warm_s += self._one(launch, i % n_sets, before, after) * 1e-6
             if warm_s > cfg.time_cap_s / 4:   # a slow kernel is warm after one call; don't pay for more
                 break
         samples: list[float] = []
         spent_s = 0.0
         while len(samples) < cfg.max_reps:
-            us = self._one(launch, len(samples) % n_sets, before)
+            us = self._one(launch, len(samples) % n_sets, before, after)
             samples.append(us)
             spent_s += us * 1e-6
             n = len(samples)
