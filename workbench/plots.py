@@ -317,3 +317,43 @@ def ceiling_fraction(frame, *, footer: str, ceiling_tflops: float, ceiling_label
     if n:
         fig.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="outside upper right", ncols=2)
     return fig
+
+
+def ladder_geomeans(frame, *, footer: str, title: str = "Geomean speedup over FA3, per category") -> Figure:
+    """Grouped bars on a log axis: one group per suite category (and all), one bar per kernel or anchor.
+
+    frame: columns kernel, category, x_fa3 (kernels in the order given; anchors named FA2 / cuDNN are hatched).
+    """
+    kernels = list(dict.fromkeys(frame["kernel"])) if len(frame) else []
+    categories = list(dict.fromkeys(frame["category"])) if len(frame) else []
+    fig = _figure(8.4, 3.4, footer)
+    ax = fig.subplots()
+    width = 0.8 / max(len(kernels), 1)
+    ladder_colors = ["#9e9e9e", "#7aa6d8", "#1f4e9c", "#0b2a5c", "#5e3c99"]
+    x = np.arange(len(categories))
+    rung = 0
+    for i, kernel in enumerate(kernels):
+        sub = frame[frame["kernel"] == kernel].set_index("category").reindex(categories)
+        values = sub["x_fa3"].to_numpy(dtype=float)
+        anchor = kernel in ("FA2", "cuDNN", "FA4")
+        color = METHOD_COLORS.get(kernel.lower(), "#8c8c8c") if anchor else ladder_colors[rung % len(ladder_colors)]
+        rung += 0 if anchor else 1
+        bars = ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(values, nan=0.0), width * 0.92, color=color,
+                      label=kernel, hatch="//" if anchor else None, edgecolor="white" if anchor else None,
+                      linewidth=0)
+        for bar, value in zip(bars, values):
+            if value == value and value > 0:
+                ax.text(bar.get_x() + bar.get_width() / 2, value * 1.08, f"{value:.2f}" if value < 10 else f"{value:.0f}",
+                        ha="center", va="bottom", fontsize=FONT_SIZE - 3, rotation=90)
+    ax.axhline(1.0, color="#e08a1e", linewidth=1.2, linestyle="--", label="FA3 = 1")
+    ax.set_yscale("log")
+    positive = frame["x_fa3"][frame["x_fa3"] > 0] if len(frame) else []
+    low = float(np.nanmin(positive)) if len(positive) else 0.01
+    high = float(np.nanmax(positive)) if len(positive) else 1.0
+    ax.set_ylim(low / 2, max(high, 1.0) * 3)
+    ax.set_xticks(x, [c if c != "all" else "all" for c in categories], fontsize=FONT_SIZE)
+    ax.set_ylabel("geomean × FA3 (log)", fontsize=FONT_SIZE)
+    ax.set_title(title, fontsize=FONT_SIZE + 1, loc="left")
+    _style(ax)
+    ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig

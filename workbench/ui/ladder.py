@@ -10,7 +10,9 @@ memory) and forbidden-library verdict; verification and timing need the GPU mach
 """
 from __future__ import annotations
 
+import copy
 import json
+import math
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -19,9 +21,9 @@ import pandas as pd
 from workbench.agent.loop import REPO_ROOT
 
 KERNELS = REPO_ROOT / "kernels" / "attn_fwd"
-RECORDED = {   # measured results on record: kernel file name -> SuiteResult JSON written by `workbench check --json`
-    "original": REPO_ROOT / "docs" / "data" / "h200_original_dev26_2026-11-30.json",
-}
+RECORDED_DIR = REPO_ROOT / "docs" / "data"
+RECORDED_PATTERN = "h200_ladder_{stem}_full_*.json"     # `workbench check --suite full --json` of each rung (H200)
+CATEGORIES = ("A", "B", "C", "D")
 
 
 def rungs(root: Path = KERNELS) -> list[Path]:
@@ -80,12 +82,56 @@ def resources_frame(results: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def recorded_results() -> dict:
-    """{rung name: SuiteResult} for every measured result on record (real GPU runs, see docs/benchmarks.md)."""
+def recorded_results(folder: Path = RECORDED_DIR) -> dict:
+    """{rung name: SuiteResult} of the measured runs on record (H200, suite full; see docs/kernel_ladder.md), the
+    original first: its timings are the baseline timed in the same process as the last rung's run."""
     from workbench.harness.result import SuiteResult
 
     out = {}
-    for name, path in RECORDED.items():
-        if path.exists():
-            out[name] = SuiteResult.from_dict(json.loads(path.read_text()))
+    for path in rungs()[1:]:
+        files = sorted(folder.glob(RECORDED_PATTERN.format(stem=path.stem)))
+        if files:
+            out[path.stem] = SuiteResult.from_dict(json.loads(files[-1].read_text()))
+    if out:
+        out = {"original": baseline_result(list(out.values())[-1]), **out}
     return out
+
+
+def baseline_result(result):
+    """The original kernel's own result, rebuilt from the baseline timings inside another kernel's run."""
+    base = copy.deepcopy(result)
+    base.kernel_path, base.kernel_sha, base.flags = str(KERNELS / "original.cu"), "", []
+    for row in base.rows:
+        row.stats = row.reference_stats.get("original")
+        row.flags = []
+    return base
+
+
+def geomean_frame(results: dict, anchors=("fa2", "cudnn")) -> pd.DataFrame:
+    """Long frame (kernel, category, x_fa3): each rung's geomean speedup over FA3 per category and overall, and
+    the anchors' own (from the last run's reference timings), for `plots.ladder_geomeans`."""
+    rows = []
+    for name, r in results.items():
+        for category in CATEGORIES + ("all",):
+            value = r.geomean_vs("fa3", None if category == "all" else category)
+            rows.append({"kernel": name, "category": category, "x_fa3": value if value == value else None})
+    if results:
+        last = list(results.values())[-1]
+        for anchor in anchors:
+            for category in CATEGORIES + ("all",):
+                ratios = [row.reference_stats["fa3"].median_us / row.reference_stats[anchor].median_us
+                          for row in last.rows if category in ("all", row.category)
+                          and "fa3" in row.reference_stats and anchor in row.reference_stats]
+                value = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+                rows.append({"kernel": {"fa2": "FA2", "cudnn": "cuDNN"}.get(anchor, anchor), "category": category,
+                             "x_fa3": value})
+    return pd.DataFrame(rows, columns=["kernel", "category", "x_fa3"])
+
+
+def dev26_frame(result) -> pd.DataFrame:
+    """The rows of a result on the dev26 scenarios (full contains them): 26 shapes fit in one figure."""
+    from workbench.harness.scenarios import load_suite
+
+    names = [s.name for s in load_suite("dev26")]
+    frame = result.to_frame()
+    return frame[frame["scenario"].isin(names)].reset_index(drop=True)
