@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The issue-3 acceptance campaign on the H200, in device calls of under 10 minutes each, resumed between calls.
 #   first call : bash scripts/gpu_campaign.sh start  ID 8     # offline agent, original.cu, dev26, bank mode, 8 min
-#   next calls : bash scripts/gpu_campaign.sh resume ID 8     # with .gpucache/ID.tgz carried (from the last $OUT)
+#   next calls : bash scripts/gpu_campaign.sh resume ID 16    # the wall budget is cumulative: 16 = 8 more minutes;
+#                                                              # carry .gpucache/ID.tgz (from the last $OUT)
 # Each call leaves $OUT/ID.tgz (the campaign folder) and $OUT/wbcache.tgz (original/anchor timings): copy both to
 # .gpucache/ here and name .gpucache (and .whl) in `carry` for the next call. Afterwards, on the CPU machine:
 #   tar -xzf .gpucache/ID.tgz -C campaigns && workbench import campaigns/ID -o data/traces --arm bank

@@ -1,4 +1,4 @@
-"""Explicit pyarrow schemas of the five trace tables (DESIGN.md, "Trace tables").
+"""Explicit pyarrow schemas of the trace tables (DESIGN.md, "Trace tables"), and `lineage` for evolution runs.
 
 Every table carries `session_id`; rows that came from an imported transcript also keep `source_file` and
 `source_line` so any statistic can be traced back to the line it was computed from. Timestamps are UTC
@@ -131,10 +131,42 @@ INTERVENTIONS = pa.schema([
     ("source_line", pa.int64()),
 ])
 
+# One row per child an evolution run proposed (workbench/evolve.py), evaluated or rejected; session_id is the run.
+LINEAGE = pa.schema([
+    ("session_id", pa.string()),
+    ("generation", pa.int32()),         # 0: the seed
+    ("slot", pa.int32()),               # child slot within the generation
+    ("attempt", pa.int32()),            # mutation attempt of that slot (rejected attempts are rows too)
+    ("child_sha", pa.string()),         # artifacts/<sha>.cu of the evolution run
+    ("parent_sha", pa.string()),
+    ("question_id", pa.string()),       # the bank question given as the mutation hint
+    ("question_layer", pa.string()),
+    ("question_text", pa.string()),
+    ("mutation", pa.string()),          # "knob KEY_TILE 8->16" | "episode <campaign id>: ..." | "seed"
+    ("status", pa.string()),            # evaluated | rejected | other_gpu
+    ("reject_reason", pa.string()),     # identical_source | readds_deleted_lines | no_mutation
+    ("eval_id", pa.string()),           # evaluations.eval_id of the child's harness run
+    ("all_correct", pa.bool_()),
+    ("geomean_vs_original", pa.float64()),
+    ("geomean_vs_fa3", pa.float64()),
+    ("parent_geomean_vs_original", pa.float64()),
+    ("improved_on_parent", pa.bool_()),
+    ("is_new_best", pa.bool_()),
+    ("best_so_far", pa.float64()),      # best all-correct geomean vs original of the run after this child
+    ("survived", pa.bool_()),           # in the population after this generation's selection
+    ("stop_met", pa.bool_()),
+    ("host", pa.string()),
+    ("gpu", pa.string()),
+    ("device", pa.string()),            # cuda:N | cpu:N | cpu
+    ("eval_wall_s", pa.float64()),
+    ("ts", TS),
+])
+
 TABLES: dict[str, pa.Schema] = {
     "sessions": SESSIONS,
     "messages": MESSAGES,
     "tool_calls": TOOL_CALLS,
     "evaluations": EVALUATIONS,
     "interventions": INTERVENTIONS,
+    "lineage": LINEAGE,
 }
