@@ -28,7 +28,8 @@ def parse_args(argv):
     p.add_argument("kernel", help="candidate .cu file (or standin:NAME for a CPU stand-in)")
     p.add_argument("--suite", default="dev26", help="smoke | dev26 | full | path/to/suite.csv (default dev26)")
     p.add_argument("--baseline", default=None, help="kernel speedups are measured against (default: the original)")
-    p.add_argument("--anchors", default="fa3,cudnn,fa2", help=f"comma list of {','.join(ANCHORS)} (default fa3,cudnn,fa2)")
+    p.add_argument("--anchors", default=",".join(ANCHORS),
+                   help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped (default: all)")
     p.add_argument("--stop", default=DEFAULT_STOP, help=f"stop predicate (default {DEFAULT_STOP!r})")
     p.add_argument("--previous-best", type=float, default=None, help="best geomean vs original so far (jump flag)")
     p.add_argument("--arch", default="sm_90a", help="nvcc target, e.g. sm_90a or sm_100a")
