@@ -202,3 +202,14 @@ def test_evolution_is_the_same_on_both_pools(ray_instance, tmp_path):
     remote, remote_devices = run(RayPool(evaluator=KnobEvaluator()), "ray")
     assert local == remote and len(local) >= 5
     assert local_devices <= {"cpu:0", "cpu:1"} and remote_devices == {"cpu"}
+
+
+def test_campaign_command_takes_the_ray_pool(ray_instance, tmp_path, capsys):
+    from workbench.agent.cli import campaign_main
+    from workbench.traces.writer import read_table
+
+    code = campaign_main(["--root", str(tmp_path), "--id", "on-ray", "--suite", "smoke", "--agent", "offline",
+                          "--evaluator", "standin", "--budget", "turns=3", "--pool", "ray"])
+    assert code == 0 and "stopped: budget_turns" in capsys.readouterr().out
+    evaluations = read_table(tmp_path / "on-ray" / "traces", "evaluations")
+    assert len(evaluations) and all('"pool": "ray"' in v for v in evaluations["versions_json"])

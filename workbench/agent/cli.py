@@ -4,6 +4,7 @@
                        --agent claude|offline|replay:PATH --stop "all_correct and geomean_vs_fa3 >= 1.0" \
                        --budget tool_calls=200,wall=2h,usd=20
     workbench campaign --resume 20261130-101500-bank-1a2b
+    workbench campaign --pool ray --ray-address auto ...      # harness runs as Ray tasks (workbench.pool)
     workbench experiment --modes tools_only,bank --repeats 3 --budget tool_calls=60
 
 The log is one readable line per event: turns, tool calls, harness results with the best so far,
@@ -180,10 +181,12 @@ def campaign_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=MODES, default=None, help="question mode (default bank)")
     parser.add_argument("--id", default="", help="campaign id (default: time-mode-random)")
     parser.add_argument("--resume", metavar="ID", help="continue campaign ID from its last committed turn")
+    from workbench.pool import PoolError, add_pool_arguments
+    add_pool_arguments(parser)
     args = parser.parse_args(argv)
     try:
         return _campaign(args)
-    except (BackendError, WorkspaceError, ValueError) as err:
+    except (BackendError, WorkspaceError, ValueError, PoolError) as err:
         print(f"workbench campaign: {err}", file=sys.stderr)
         return 2
 
@@ -198,12 +201,14 @@ def _campaign(args) -> int:
             print(f"workbench campaign: no campaign {args.resume!r} under {args.root}", file=sys.stderr)
             return 2
         agent = args.agent or config.get("agent", "offline")
+        evaluator, pool = _pooled(args, evaluator, agent)
         campaign = Campaign.resume(args.resume, _backend(agent, args), root=args.root, evaluator=evaluator)
         if args.budget:
             campaign.config.budget = Budget.parse(args.budget, campaign.config.budget)
-        return _run(campaign, printer)
+        return _run(campaign, printer, pool)
 
-    agent, note = plan_agent(args.agent, args.evaluator, args.base_url)
+    # a Ray cluster brings its own GPUs: whether this machine has one does not matter then
+    agent, note = plan_agent(args.agent, args.evaluator if args.pool == "local" else "ray", args.base_url)
     if not agent:
         print(f"workbench campaign: {note}", file=sys.stderr)
         return 2
@@ -220,13 +225,28 @@ def _campaign(args) -> int:
             args.stop = recorded["stop_expr"]
         kernel_text = backend.initial_kernel() if args.kernel is None else None
     config = _config(args, args.mode or "bank", agent, campaign_id=args.id)
+    evaluator, pool = _pooled(args, evaluator, agent)
     campaign = Campaign.create(config, backend, evaluator=evaluator, kernel_text=kernel_text)
-    return _run(campaign, printer)
+    return _run(campaign, printer, pool)
 
 
-def _run(campaign: Campaign, printer: LogPrinter) -> int:
+def _pooled(args, evaluator, agent: str):
+    """(evaluator, pool): every harness run goes through the chosen pool (--pool local|ray); a replay answers
+    from its recording instead."""
+    if agent.startswith("replay:"):
+        return evaluator, None
+    from workbench.pool import make_pool
+    pool = make_pool(args.pool, ray_address=args.ray_address, slots=args.slots, evaluator=evaluator)
+    return pool.evaluator, pool
+
+
+def _run(campaign: Campaign, printer: LogPrinter, pool=None) -> int:
     campaign.subscribe(printer)
-    stopped = campaign.run()
+    try:
+        stopped = campaign.run()
+    finally:
+        if pool is not None:
+            pool.close()
     if stopped.reason == "interrupted":
         return 130
     return 1 if stopped.reason in ("backend_error", "internal_error") else 0
