@@ -171,10 +171,12 @@ def test_a_campaign_through_the_claude_backend(tmp_path):
     assert stopped.reason == "budget_turns" and stopped.turn == 3
     assert "#define KEY_TILE 16 " in campaign.ws.kernel_path.read_text()
 
+    first = server.body(0)["messages"]
+    assert [m["role"] for m in first] == ["user"] and "Make kernel.cu faster" in first[0]["content"][0]["text"]
     second = server.body(1)["messages"]
-    assert [m["role"] for m in second] == ["assistant", "user"]
-    assert second[0]["content"][1]["id"] == "toolu_01EditKeyTile4Hs2"
-    result = second[1]["content"][0]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert second[1]["content"][1]["id"] == "toolu_01EditKeyTile4Hs2"
+    result = second[2]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_01EditKeyTile4Hs2"
     assert "edited kernel.cu" in result["content"]
     third = server.body(2)["messages"]

@@ -83,8 +83,8 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(tmp_path, crash_point
     assert stopped.reason == "budget_turns" and stopped.turn == 6
     assert backend.position == 6                                    # turns 4..6 were asked for, not 1..3
     # the request for turn 4 carries the conversation exactly as it stood after turn 3
-    assert len(backend.requests[0].messages) == 6
-    assert backend.requests[0].messages == campaign.messages[:6]
+    assert len(backend.requests[0].messages) == 7                  # the task, then 3 x (assistant, user)
+    assert backend.requests[0].messages == campaign.messages[:7]
 
     rows = table_rows(root, "c-resume")
     assert not rows["messages"].duplicated(["message_id", "block_index"]).any()

@@ -63,6 +63,9 @@ Your own judgement that the kernel is finished does not end it. Measure before y
 CONTINUE_TEXT = ("The stop condition ({stop_expr}) does not hold yet; the best so far is {best} against the "
                  "original kernel. Continue.")
 TRUNCATED_TEXT = "Your reply was cut off at the output token limit. Continue where you stopped."
+# The Messages API needs a user message before the first assistant turn: the task, stated once.
+OPENING_TEXT = ("Make kernel.cu faster on the suite \"{suite}\" while keeping it correct. Start by running the "
+                "harness on it, then improve it step by step. Stop condition: {stop_expr}.")
 
 
 @dataclass
@@ -293,10 +296,21 @@ class Campaign:
             return "budget_wall_time", f"{self._elapsed():.0f} s"
         return "", ""
 
+    def _opening_message(self, turn: int) -> None:
+        """The task as the first user message (recorded like any other message, as turn 1's prompt)."""
+        content = [{"type": "text", "text": OPENING_TEXT.format(suite=self.config.suite,
+                                                                 stop_expr=self.config.stop_expr or "none")}]
+        opening_id = f"user_{self.ws.campaign_id}_00000"
+        self.bus.publish(MessageDone(turn=turn, message_id=opening_id, parent_id="", role="user", content=content))
+        self.messages.append({"role": "user", "content": content})
+        self.last_message_id = opening_id
+
     def _one_turn(self) -> tuple[str, str]:
         turn = self.turn + 1
         publish = self.bus.publish
         publish(TurnStarted(turn=turn))
+        if not self.messages:
+            self._opening_message(turn)
         request = TurnRequest(self.system, self.toolbox.specs, list(self.messages), turn, list(self.questions))
         reply = self.backend.next_turn(request, lambda index, text: publish(
             MessageDelta(turn=turn, block_index=index, text=text)))

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -273,7 +274,7 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
     out_dir.mkdir(parents=True, exist_ok=True)
     src_copy = out_dir / path.name  # compile a private copy so the source cannot change under us
     src_copy.write_text(text)
-    tmp_so = out_dir / f"kernel.{os.getpid()}.so"
+    tmp_so = out_dir / f"kernel.{os.getpid()}.{threading.get_ident()}.so"   # threads of one process build too
     cmd = [nvcc, *flags, "-o", str(tmp_so), str(src_copy)]
     start = time.monotonic()
     try:
