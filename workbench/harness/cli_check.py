@@ -77,6 +77,8 @@ def format_summary(result: SuiteResult) -> str:
             lines.append(f"note: {r.name}: {name}: {note}")
     if result.flags:
         lines.append("flags: " + ", ".join(result.flags))
+    if result.status != "evaluated":
+        return "\n".join(lines)      # nothing was verified: no verdict to print
     lines.append(f"all_correct: {str(result.all_correct).lower()}")
     if result.stop_expr:
         lines.append(f"stop: {result.stop_expr!r} -> {'met' if result.stop_met else 'not met'}")
