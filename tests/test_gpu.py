@@ -3,7 +3,6 @@
 Results are written as JSON under $WORKBENCH_GPU_OUT (default .cache/gpu) so docs/benchmarks.md can cite them.
 """
 import csv
-import json
 import os
 from pathlib import Path
 

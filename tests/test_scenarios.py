@@ -1,7 +1,7 @@
 import pytest
 
 from scripts.make_suites import SUITES
-from workbench.harness.scenarios import SUITES_DIR, Scenario, SuiteError, geomean, load_suite
+from workbench.harness.scenarios import Scenario, SuiteError, geomean, load_suite
 
 
 def test_suite_counts():

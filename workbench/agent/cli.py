@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,16 +34,8 @@ SAMPLE_TRACES = REPO_ROOT / "data" / "traces"
 
 
 def gpu_here() -> bool:
-    if os.environ.get("WORKBENCH_NO_GPU"):
-        return False
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
+    from workbench.harness.check import gpu_available   # one definition of "is there a GPU" for the package
+    return gpu_available()
 
 
 def _x(value) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from workbench.harness.check import check
 from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult
-from workbench.harness.scenarios import CATEGORY_NAMES, SuiteError
+from workbench.harness.scenarios import SuiteError
 from workbench.harness.stop import StopExprError, parse_stop
 
 EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3

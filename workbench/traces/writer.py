@@ -101,8 +101,6 @@ class TraceWriter:
 
 def read_table(root: str | Path, table: str, session_id: str | None = None):
     """All rows of one table under root (optionally one session) as a pandas DataFrame."""
-    import pandas as pd
-
     base = Path(root) / table
     pattern = f"{session_id}/part-*.parquet" if session_id else "*/part-*.parquet"
     parts = sorted(base.glob(pattern)) if base.exists() else []
