@@ -113,3 +113,18 @@ def test_every_timed_launch_sees_new_input_contents():
     assert len({(q, k) for _, q, k in seen}) == len(seen)          # every launch: new contents
     assert len({ptr for ptr, _, _ in seen}) == 2                    # ... behind the same two buffers
     assert torch.isfinite(torch.tensor([q for _, q, _ in seen])).all()
+
+
+def test_an_impossible_time_cannot_carry_the_geomean():
+    from workbench.harness.check import apply_flags
+    from workbench.harness.problem import Problem
+    from workbench.harness.result import ScenarioResult, Stats
+    from workbench.harness.scenarios import load_suite
+
+    s = next(x for x in load_suite("full") if x.name == "A_d128_c0_s16k")      # 2.2 TFLOP: >= 2.8 ms at 790 TFLOP/s
+    row = ScenarioResult(scenario=s.to_dict(), status="passed", stats=Stats(5.0, 5.0, 5.0, 5.0, 0.0, 5),
+                         reference_stats={"fa3": Stats(3000.0, 3000.0, 3000.0, 3000.0, 0.0, 5)})
+    result = SuiteResult(kernel_path="k", kernel_sha="x", suite="full", status="evaluated", rows=[row])
+    apply_flags(result, Problem.load(), None)
+    assert "above_ceiling" in row.flags and row.tflops > 1e5
+    assert row.speedup("fa3") == pytest.approx(3000.0 / row.floor_us) and row.speedup("fa3") < 1.1

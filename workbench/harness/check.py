@@ -189,7 +189,9 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
             row.flags.append("near_ceiling")
         if row.stats.rel_spread > noisy:
             row.flags.append("noisy")
-        min_us = Scenario(**row.scenario).min_bytes() / hbm * 1e6
+        shape = Scenario(**row.scenario)
+        min_us = shape.min_bytes() / hbm * 1e6
+        row.floor_us = max(min_us, shape.flops() / (ceiling * 1e12) * 1e6)
         if row.stats.median_us < min_us:
             row.flags.append("below_memory_floor")
     for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy"):

@@ -68,6 +68,7 @@ class ScenarioResult:
     reference_stats: dict = field(default_factory=dict)   # "original"/anchor name -> Stats
     reference_errors: dict = field(default_factory=dict)  # anchor name -> rel L2 error vs fp32, or a note
     flags: list = field(default_factory=list)
+    floor_us: Optional[float] = None    # physical floor: max(FLOPs / bf16 ceiling, bytes / HBM bandwidth)
 
     @property
     def name(self) -> str:
@@ -88,10 +89,12 @@ class ScenarioResult:
         return self.flops() / (self.stats.median_us * 1e-6) / 1e12
 
     def speedup(self, against: str) -> Optional[float]:
+        """Other's median over ours; ours is never counted as faster than the physical floor, so one impossible
+        time (a skipped launch, a broken timer) cannot carry a geomean. Such rows are flagged as well."""
         other = self.reference_stats.get(against)
         if self.stats is None or other is None or self.status != PASSED:
             return None
-        return other.median_us / self.stats.median_us
+        return other.median_us / max(self.stats.median_us, self.floor_us or 0.0)
 
     def to_dict(self) -> dict:
         return asdict(self)
