@@ -7,26 +7,8 @@ Every rule below is tested in tests/test_analysis.py on hand-counted fixtures.
 prompt, not text the agent CLI injects), outside sidechains. Questions the campaign took from the question bank
 (`interventions.source = 'bank'`) are steering messages too; a person's intervention is already a human message.
 
-**Message classes** (`classify_message`). Fenced code, inline code and quoted lines ("> ...") are dropped; the
-rest is split into sentences at . ! ? followed by a space, and at line breaks. A sentence is
-  * a *request* if it starts with "can/could/would/will you" (after an optional "please") followed by an action
-    verb (`ACTION_VERBS`) — "Can you run the tests?" asks for an action, not an answer; it counts as directive;
-  * a *question* if it ends with "?" or opens with why, how, what, which, who, "is there", "are there",
-    "what if", "i wonder";
-  * a *directive* if it opens with an action verb, or with please, let's, don't, do not, never, always,
-    "make sure", "you should/must/need to/have to", "i want you to", "i'd like you to";
-  * *information* if it has at least three words.
-A message is a question if any sentence is one; else a directive if any sentence is a directive or request;
-else information if any sentence is; else other (empty, "ok", "thanks", slash commands).
-
-**Layers** (`message_layer`). Each layer has keyword patterns (`LAYER_PATTERNS`); the layer with the most
-(non-overlapping) matches wins, ties go to the earlier layer in `LAYERS`, no match is no layer. The agent's layer before a message
-is the same rule applied to the agent's text blocks since the previous steering message (at most the last
-`AGENT_WINDOW` blocks). A message *moved the layer* when both layers are known and differ.
-
-**Claimed limits** (`claims_limit`): the agent's text since the previous steering message matches one of
-`LIMIT_PATTERNS` ("hardware limit", "cannot be improved", "optimal", "best we can do", ...). A message *rejected a
-claimed limit* when the agent had claimed one and the message is a question or a directive (it did not accept).
+Text rules (message classes, layers, claimed limits) are in `rules.py`, the re-added-line rule in `edits.py`;
+both docstrings are part of this description.
 
 **Harness runs and gains.** A harness run is one `eval_id`. Each session is scored on geomean ×FA3 when any run
 of it has one, else on geomean ×original. Runs with `all_correct` false never count as a best. The first scored
@@ -35,19 +17,10 @@ run sets the starting best; a *gain event* is a run whose geomean is at least (1
 The message that *preceded* a gain is the last steering message after the previous gain (or the session start)
 and before the run; "nothing" when there is none. Time and tool calls from a question to the next gain count
 the tool calls that started after the question up to and including the run's own call.
-
-**Re-added lines.** From successful edit tool calls, in order: Claude Code `Edit`/`MultiEdit`
-(old_string → new_string) and `Write` (content), our `edit_file`/`write_file`, Codex `apply_patch` patches (as a
-tool or inside a shell command). Deleted and added lines are the diff of old and new text (a Write over a file
-whose content is known from earlier in the session diffs against it; otherwise all its lines are added). Only
-*significant* lines count: not blank and not made only of brackets, braces, semicolons and commas. An added line
-is *re-added* when it is byte-identical to a line deleted by an earlier edit of the session.
 """
 from __future__ import annotations
 
-import difflib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,227 +30,15 @@ import pandas as pd
 
 from workbench.traces.schema import TABLES
 
-GAIN_THRESHOLD = 0.05
-AGENT_WINDOW = 20           # agent text blocks read to decide what layer it was working on
-CLASSES = ("question", "information", "directive", "other")
-ATTRIBUTIONS = CLASSES + ("nothing",)
-LAYERS = ("measurement", "algorithm", "parallelism", "memory", "tensor-core/instructions", "pipelining",
-          "launch/host", "numerics")
-LAYER_PATTERNS = {
-    "measurement": [r"\bmeasur", r"\btim(?:ing|er|ers)\b", r"\bwall[- ]?(?:clock|time)", r"\bcycles?\b",
-                    r"\bbenchmark", r"\bprofil", r"\bncu\b", r"\bnsight", r"\bl2 flush", r"\bwarm[- ]?up",
-                    r"\bnois[ey]", r"\bvariance", r"\bmedian\b", r"\bcuda events?\b", r"\bclocks?\b"],
-    "algorithm": [r"\bsoftmax", r"\balgorithm", r"\brecomput", r"\bmask", r"\bskip(?:ping)? (?:blocks|tiles)",
-                  r"\bsplit[- ]?k\b", r"\bflops?\b", r"\bcomplexity", r"\breorder", r"\bearly exit", r"\bfus(?:e|ion)"],
-    "parallelism": [r"\boccupancy", r"\bwarps?\b", r"\bsms?\b", r"\bgrid\b", r"\bctas?\b", r"\bthread ?blocks?",
-                    r"\bpersistent", r"\bwave quanti", r"\bload[- ]balanc", r"\bwarp[- ]speciali", r"\bparallel"],
-    "memory": [r"\bshared memory", r"\bsmem\b", r"\bbank conflict", r"\bcoalesc", r"\bglobal memory", r"\bhbm\b",
-               r"\bdram\b", r"\bbandwidth", r"\bl2\b(?! flush)", r"\bcach(?:e|ing)", r"\bregisters?\b",
-               r"\bspill", r"\btma\b", r"\bldmatrix", r"\bvectori[sz]ed", r"\bmemory[- ]bound"],
-    "tensor-core/instructions": [r"\btensor[- ]cores?", r"\bwgmma", r"\bmma\b", r"\bhmma", r"\bhgmma", r"\bsass\b",
-                                 r"\bptx\b", r"\binstructions?\b", r"\bffma", r"\bmufu"],
-    "pipelining": [r"\bpipelin", r"\bdouble[- ]buffer", r"\bcp\.async", r"\basync", r"\boverlap", r"\bprefetch",
-                   r"\bstages?\b", r"\bproducer", r"\bconsumer", r"\bmbarrier", r"\bbarriers?\b",
-                   r"__syncthreads", r"\blatency hiding"],
-    "launch/host": [r"\blaunch", r"\bhost\b", r"\bstreams?\b", r"\bcuda ?graphs?", r"\bcudamalloc",
-                    r"\bsynchroni[sz]", r"\bcpu\b", r"\boverhead\b"],
-    "numerics": [r"\bprecision", r"\bbf16\b", r"\bfp16\b", r"\bfp32\b", r"\brounding", r"\bnan\b", r"\binf\b",
-                 r"\btolerance", r"\bexp2?\b", r"\boverflow", r"\blse\b", r"\bnumeric", r"\baccura"],
-}
-LIMIT_PATTERNS = [r"\b(?:hardware|theoretical|physical|practical|fundamental)\s+(?:limit|ceiling|maximum|peak)",
-                  r"\b(?:at|near|reached|hit(?:ting)?)\s+(?:the\s+)?(?:limit|ceiling|roofline|peak)\b",
-                  r"\bcan(?:not|'t| not)\s+(?:be\s+)?(?:improved?|optimi[sz]ed?|made faster|go faster|do better)",
-                  r"\b(?:already|is|are|now)\s+(?:near[- ]|close to\s+)?optimal\b",
-                  r"\bno\s+(?:further|more)\s+(?:room|improvement|gains?|optimi[sz]ation)",
-                  r"\bbest\s+(?:we|i|it)\s+can\s+(?:do|achieve|get)", r"\bas fast as (?:it|this) (?:can|will) get",
-                  r"\bdiminishing returns", r"\bthis is the limit"]
-ACTION_VERBS = set("""add adjust apply avoid benchmark build change check clean commit compare compile consider
-continue convert copy create debug delete disable do document drop enable ensure explore fix focus follow go
-implement improve increase decrease inline keep launch look lower make measure merge move optimize optimise print
-profile push raise read rebuild reduce refactor remember remove rename replace rerun reset restart restore
-retry revert review rewrite run save set show simplify skip split start stop switch take test time try tune
-undo unroll update use verify write""".split())
-DIRECTIVE_OPENERS = ("please ", "let's ", "let us ", "don't ", "dont ", "do not ", "never ", "always ",
-                     "make sure", "you should", "you must", "you need to", "you have to", "i want you to",
-                     "i'd like you to", "i would like you to", "go ahead")
-QUESTION_OPENERS = ("why ", "how ", "what ", "which ", "who ", "is there ", "are there ", "i wonder", "what if ")
-ACK_WORDS = {"ok", "okay", "k", "thanks", "thank", "you", "yes", "no", "sure", "great", "good", "nice", "cool",
-             "yep", "nope", "fine", "alright"}
-EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "edit_file", "write_file", "apply_patch", "str_replace_editor",
-              "str_replace_based_edit_tool", "create_file")
-TRIVIAL_LINE = re.compile(r"[\s{}()\[\];,]*")
+from workbench.traces.edits import EDIT_TOOLS, EditTracker
+from workbench.traces.rules import AGENT_WINDOW, CLASSES, claims_limit, classify_message, message_layer
 
-_COMPILED_LAYERS = {layer: re.compile("|".join(f"(?:{p})" for p in pats), re.I)
-                    for layer, pats in LAYER_PATTERNS.items()}
-_LIMITS = [re.compile(p, re.I) for p in LIMIT_PATTERNS]
-_REQUEST = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?([a-z']+)")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+GAIN_THRESHOLD = 0.05
+ATTRIBUTIONS = CLASSES + ("nothing",)
 
 
 class TraceError(ValueError):
     """Bad input to the analysis: the message says what and where."""
-
-
-# ---- text rules --------------------------------------------------------------------------------------
-def _sentences(text: str) -> list[str]:
-    text = _CODE.sub(" ", text or "")
-    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
-    out = []
-    for piece in _SENTENCE_SPLIT.split(text):
-        piece = re.sub(r"^[\s\-*•\d.)]+", "", piece).strip().strip("\"'")
-        if piece:
-            out.append(piece)
-    return out
-
-
-def sentence_class(sentence: str) -> str | None:
-    low = sentence.lower().strip()
-    words = re.findall(r"[a-z0-9_']+", low)
-    request = _REQUEST.match(low)
-    if request and request.group(1) in ACTION_VERBS:
-        return "directive"
-    if low.rstrip(")\"' ").endswith("?") or (low + " ").startswith(QUESTION_OPENERS):
-        return "question"
-    if words and (words[0] in ACTION_VERBS or low.startswith(DIRECTIVE_OPENERS)):
-        return "directive"
-    if len(words) >= 3 and not set(words) <= ACK_WORDS:
-        return "information"
-    return None
-
-
-def classify_message(text: str | None) -> str:
-    """question | information | directive | other (rules in the module docstring)."""
-    if not text or text.lstrip().startswith("/"):
-        return "other"
-    kinds = {sentence_class(s) for s in _sentences(text)}
-    for cls in ("question", "directive", "information"):
-        if cls in kinds:
-            return cls
-    return "other"
-
-
-def message_layer(text: str | None) -> str | None:
-    """The layer whose keywords match text most often; None when none does."""
-    if not text:
-        return None
-    scores = {layer: len(pattern.findall(text)) for layer, pattern in _COMPILED_LAYERS.items()}
-    best = max(scores.values())
-    return next(layer for layer in LAYERS if scores[layer] == best) if best else None
-
-
-def claims_limit(text: str | None) -> bool:
-    return bool(text) and any(p.search(text) for p in _LIMITS)
-
-
-# ---- edits -------------------------------------------------------------------------------------------
-def significant(line: str) -> bool:
-    return bool(line.strip()) and not TRIVIAL_LINE.fullmatch(line)
-
-
-def _diff(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
-    deleted, added = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if op in ("replace", "delete"):
-            deleted += old[i1:i2]
-        if op in ("replace", "insert"):
-            added += new[j1:j2]
-    return deleted, added
-
-
-def _find_patch(value) -> str | None:
-    if isinstance(value, str):
-        return value if "*** Begin Patch" in value else None
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, list):
-        for item in value:
-            found = _find_patch(item)
-            if found:
-                return found
-    return None
-
-
-def _patch_changes(patch: str) -> list[tuple[str, str, list[str], list[str]]]:
-    """(path, mode, deleted, added) per file of an apply_patch patch."""
-    changes, current = [], None
-    for line in patch.splitlines():
-        match = re.match(r"\*\*\* (Update|Add|Delete) File: (.+)", line)
-        if match:
-            current = (match.group(2).strip(), match.group(1).lower(), [], [])
-            changes.append(current)
-        elif line.startswith("*** "):
-            continue
-        elif current is not None and line.startswith("+"):
-            current[3].append(line[1:])
-        elif current is not None and line.startswith("-"):
-            current[2].append(line[1:])
-    return changes
-
-
-class EditTracker:
-    """Feeds one session's edit calls in order; knows file contents where a Write or Add showed them."""
-
-    def __init__(self):
-        self.known: dict[str, list[str]] = {}
-        self.deleted: set[str] = set()
-
-    def changes(self, tool_name: str, input_json: str | None) -> list[tuple[list[str], list[str]]]:
-        try:
-            args = json.loads(input_json) if input_json else None
-        except ValueError:
-            return []
-        patch = _find_patch(args)
-        out = []
-        if patch:
-            for path, mode, deleted, added in _patch_changes(patch):
-                if mode == "delete":
-                    deleted = self.known.pop(path, [])
-                elif mode == "add":
-                    self.known[path] = list(added)
-                else:
-                    self.known.pop(path, None)
-                out.append((deleted, added))
-            return out
-        if not isinstance(args, dict):
-            return []
-        path = str(args.get("file_path") or args.get("path") or "")
-        edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
-        pairs = [(e.get("old_string", e.get("old_str", e.get("old"))), e.get("new_string", e.get("new_str", e.get("new"))))
-                 for e in edits if isinstance(e, dict)]
-        pairs = [(o, n) for o, n in pairs if isinstance(o, str) and isinstance(n, str)]
-        if pairs:
-            for old, new in pairs:
-                out.append(_diff(old.splitlines(), new.splitlines()))
-                if path in self.known:
-                    text = "\n".join(self.known[path])
-                    if old in text:
-                        self.known[path] = text.replace(old, new, 1 if not args.get("replace_all") else -1).split("\n")
-                    else:
-                        self.known.pop(path)
-            return out
-        content = next((args[k] for k in ("content", "file_text", "text") if isinstance(args.get(k), str)), None)
-        if content is not None:
-            new = content.splitlines()
-            old = self.known.get(path)
-            out.append(_diff(old, new) if old is not None else ([], new))
-            self.known[path] = new
-        return out
-
-    def feed(self, tool_name: str, input_json: str | None) -> tuple[int, int, int]:
-        """(significant lines added, of them re-added, significant lines deleted) by one call."""
-        added = readded = deleted_n = 0
-        new_deleted = []
-        for deleted, added_lines in self.changes(tool_name, input_json):
-            for line in added_lines:
-                if significant(line):
-                    added += 1
-                    readded += line in self.deleted
-            sig = [d for d in deleted if significant(d)]
-            deleted_n += len(sig)
-            new_deleted += sig
-        self.deleted.update(new_deleted)      # only earlier edits count, not the same call
-        return added, readded, deleted_n
 
 
 # ---- loading -----------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pandas as pd
 
 from workbench import plots
 from workbench.traces import analysis as an
+from workbench.traces import edits, rules
 
 MAX_TABLE_ROWS = 200        # longer tables show their first rows and say how many were left out
 MESSAGE_CHARS = 180
@@ -278,8 +279,8 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
                             "cache_read_tokens": "cache read", "cost_usd": "cost", "readded_rate": "re-added",
                             "malformed_lines": "malformed lines"}),
         "<h2>How these numbers are computed</h2>",
-        "<details open><summary>Rules (workbench/traces/analysis.py)</summary>",
-        _rules_html(an.__doc__), "</details>",
+        "<details open><summary>Rules (workbench/traces/analysis.py, rules.py, edits.py)</summary>",
+        _rules_html("\n\n".join(m.__doc__ for m in (an, rules, edits))), "</details>",
         f'<p class="muted">{html.escape(footer)}</p>',
     ]
     page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
