@@ -483,20 +483,10 @@ def _rng_state(value):
 
 
 def _trim_lineage(root: Path, run_id: str, committed: int) -> None:
-    import pyarrow.parquet as pq
     from workbench.traces.schema import LINEAGE
+    from workbench.traces.writer import trim_parts
 
-    directory = Path(root) / "lineage" / run_id
-    for part in sorted(directory.glob("part-*.parquet")) if directory.exists() else []:
-        data = pq.read_table(part, schema=LINEAGE)
-        keep = [i for i, g in enumerate(data.column("generation").to_pylist()) if g is not None and g <= committed]
-        if len(keep) < data.num_rows:
-            if keep:
-                tmp = part.with_suffix(".tmp")
-                pq.write_table(data.take(keep), tmp)
-                os.replace(tmp, part)
-            else:
-                part.unlink()
+    trim_parts(root, "lineage", run_id, "generation", committed, keep_null=False, schema=LINEAGE)
 
 
 # ---- frames for tables and figures (notebooks/04_evolution) ---------------------------------------------------

@@ -18,8 +18,7 @@ import pyarrow.parquet as pq
 
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
                                     MessageDone, ToolCallFinished, TurnCommitted)
-from workbench.traces.schema import TABLES
-from workbench.traces.writer import TraceWriter, read_table, to_table
+from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts
 
 OUTPUT_TEXT_CHARS = 30_000
 TURN_TABLES = ("tool_calls", "evaluations", "interventions", "messages")   # write order; messages commits
@@ -153,22 +152,7 @@ def committed_turn(root: str | Path, session_id: str) -> int:
 
 def trim_uncommitted(root: str | Path, session_id: str, committed: int) -> int:
     """Drop rows of turns after `committed` (written before a crash cut their turn short). Returns rows dropped."""
-    dropped = 0
-    for table in TURN_TABLES:
-        directory = Path(root) / table / session_id
-        for part in sorted(directory.glob("part-*.parquet")) if directory.exists() else []:
-            data = pq.read_table(part, schema=TABLES[table])
-            turns = data.column("turn").to_pylist()
-            keep = [i for i, t in enumerate(turns) if t is None or t <= committed]
-            if len(keep) == len(turns):
-                continue
-            dropped += len(turns) - len(keep)
-            if keep:
-                tmp = part.with_suffix(".tmp")
-                pq.write_table(data.take(keep), tmp)
-                os.replace(tmp, part)
-            else:
-                part.unlink()
+    dropped = sum(trim_parts(root, table, session_id, "turn", committed) for table in TURN_TABLES)
     for stray in Path(root).glob(f"*/{session_id}/*.tmp"):
         stray.unlink()
     return dropped

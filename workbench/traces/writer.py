@@ -109,3 +109,26 @@ def read_table(root: str | Path, table: str, session_id: str | None = None):
         return schema.empty_table().to_pandas()
     frames = [pq.read_table(p, schema=schema) for p in parts]
     return pa.concat_tables(frames).to_pandas()
+
+
+def trim_parts(root: str | Path, table: str, session_id: str, column: str, committed: int,
+               keep_null: bool = True, schema: pa.Schema | None = None) -> int:
+    """Drop a session's rows whose `column` is past `committed` (written before a crash cut that step short),
+    rewriting each part atomically. Rows with a null `column` are kept when keep_null. Returns rows dropped."""
+    directory = Path(root) / table / session_id
+    schema = schema or TABLES[table]
+    dropped = 0
+    for part in sorted(directory.glob("part-*.parquet")) if directory.exists() else []:
+        data = pq.read_table(part, schema=schema)
+        values = data.column(column).to_pylist()
+        keep = [i for i, v in enumerate(values) if (v is None and keep_null) or (v is not None and v <= committed)]
+        if len(keep) == len(values):
+            continue
+        dropped += len(values) - len(keep)
+        if keep:
+            tmp = part.with_suffix(".tmp")
+            pq.write_table(data.take(keep), tmp)
+            os.replace(tmp, part)
+        else:
+            part.unlink()
+    return dropped
