@@ -128,3 +128,11 @@ def test_an_impossible_time_cannot_carry_the_geomean():
     apply_flags(result, Problem.load(), None)
     assert "above_ceiling" in row.flags and row.tflops > 1e5
     assert row.speedup("fa3") == pytest.approx(3000.0 / row.floor_us) and row.speedup("fa3") < 1.1
+
+
+def test_a_baseline_that_refuses_a_shape_gives_no_speedup_there(tmp_path):
+    result, _ = smoke(tmp_path, "standin:correct", baseline_path="standin:refuses_d256")
+    d256 = next(r for r in result.rows if r.scenario["head_dim"] == 256)
+    assert d256.status == "passed" and d256.speedup("original") is None
+    assert "unsupported" in d256.reference_errors["original"]
+    assert all(r.speedup("original") for r in result.rows if r.scenario["head_dim"] != 256)

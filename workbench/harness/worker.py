@@ -167,9 +167,15 @@ class ScenarioRun:
             if stats is None and spec["sha"] == self.job["candidate"]["sha"]:
                 stats = result.stats      # the candidate is the original: one timing serves both
             if stats is None:
-                stats, _ = self.time_kernel(baseline, s, sets, check_outputs=False)
-                self.cache.put(key, s, stats)
-            result.reference_stats["original"] = stats
+                probe = GuardedOutputs(s, self.device, 16)
+                rc = baseline(sets[0], probe.o, probe.lse, s)
+                if rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one
+                    result.reference_errors["original"] = f"unsupported: the baseline returned error code {rc}"
+                else:
+                    stats, _ = self.time_kernel(baseline, s, sets, check_outputs=False)
+                    self.cache.put(key, s, stats)
+            if stats is not None:
+                result.reference_stats["original"] = stats
         for name, (anchor, version) in self.anchors.items():
             key = f"{name}|{version}"
             cached = self.cache.get(key, s, with_extra=True)
