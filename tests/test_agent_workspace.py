@@ -162,3 +162,12 @@ def test_long_files_are_read_in_windows(box):
     rest = box.run("read_file", {"path": "long.txt", "offset": 2001}).text
     assert rest.startswith("line 2001\n") and "[lines 2001-2500 of 2500]" in rest
     assert box.run("read_file", {"path": "kernel.cu"}).text == KERNEL
+
+
+def test_unknown_ncu_metrics_are_recognised_for_a_retry():
+    from workbench.agent.tools import NCU_METRICS, unknown_ncu_metrics
+    out = ("==PROF== Connected to process 1\n==ERROR== Failed to find metric "
+           "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active\n")
+    assert unknown_ncu_metrics(out, list(NCU_METRICS)) == {
+        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}
+    assert unknown_ncu_metrics("==PROF== Disconnected\n", list(NCU_METRICS)) == set()

@@ -292,17 +292,29 @@ class Toolbox:
         build = self._build(path)
         if not build.ok:
             return ToolOutcome(f"cannot profile: {build.summary}", True)
-        cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(NCU_METRICS), "--csv",
-               "--target-processes", "all", sys.executable, "-m", "workbench.agent.launch_one",
-               "--so", build.so_path, "--suite", self.defaults.suite, "--scenario", scenario]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except subprocess.TimeoutExpired:
-            return ToolOutcome("ncu timed out after 600 s", True)
+        metrics = list(NCU_METRICS)
+        for _ in range(3):   # an ncu version that lacks a metric refuses the whole set: drop it and retry
+            cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv",
+                   "--target-processes", "all", sys.executable, "-m", "workbench.agent.launch_one",
+                   "--so", build.so_path, "--suite", self.defaults.suite, "--scenario", scenario]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            except subprocess.TimeoutExpired:
+                return ToolOutcome("ncu timed out after 600 s", True)
+            unknown = unknown_ncu_metrics(proc.stdout + proc.stderr, metrics)
+            if proc.returncode == 0 or not unknown:
+                break
+            metrics = [m for m in metrics if m not in unknown]
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
             return ToolOutcome("ncu failed:\n" + "\n".join(tail), True)
         return ToolOutcome(summarise_ncu_csv(proc.stdout))
+
+
+def unknown_ncu_metrics(output: str, metrics: list) -> set:
+    """Metrics ncu said it could not find (its wording varies by version, so match the names themselves)."""
+    return {m for line in output.splitlines() if "fail" in line.lower() or "not found" in line.lower()
+            or "invalid" in line.lower() for m in metrics if m in line}
 
 
 # ---- formatting ----------------------------------------------------------------------------------------
