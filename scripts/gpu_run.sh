@@ -35,7 +35,8 @@ for stage in "$@"; do
         --json "$OUT/original_dev26.json" --traces '' 2>&1 | tee "$OUT/original_dev26.log"
       summary "original dev26" "$OUT/original_dev26.log" ;;
     wrong)
-      python3 -m pytest -m gpu tests/test_gpu.py -k wrong -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_wrong.log" | tail -30 ;;
+      python3 -m pytest -m gpu tests/test_gpu.py -k wrong -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_wrong.log" \
+        | grep -E "^WRONG|passed|failed" ;;
     full)
       python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
     twice)

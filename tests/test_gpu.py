@@ -55,6 +55,9 @@ def test_wrong_kernel_is_rejected_with_its_reason(kernel, expected):
     result = run(path, "dev26", anchors=(), fail_fast=True)
     save(f"wrong_{path.stem}", result)
     reasons = [r.reason for r in result.rows if r.status in ("failed", "unsupported")]
+    first = next((r for r in result.rows if r.status in ("failed", "unsupported")), None)
+    print(f"WRONG {kernel:<24} {first.reason if first else 'NOT REJECTED':<18} {first.name if first else ''}: "
+          f"{first.detail[:90] if first else ''}", flush=True)
     assert reasons, f"{kernel} was not rejected"
     assert reasons[0] in expected, f"{kernel}: got {reasons[0]} ({result.rows[0].detail}), expected {expected}"
 
