@@ -163,3 +163,14 @@ def test_experiment_prints_the_paper_style_table(tmp_path, capsys):
     assert [r[0] for r in rows] == ["tools_only", "bank"] and all(r[1] == "2" for r in rows)
     assert len(list(tmp_path.glob("exp-*"))) == 4 and list(tmp_path.glob("experiment-*.json"))
     assert cli.experiment_main(["--modes", "human"]) == 2
+
+
+def test_offline_agent_does_not_count_a_run_the_budget_stopped():
+    from workbench.agent.backends.offline import ScriptedAgent
+    agent = ScriptedAgent()
+    config = {"KEY_TILE": "16"}
+    agent.s.update(knobs={"KEY_TILE": {"choices": ["8", "16"], "layer": "pipelining"}}, current={"KEY_TILE": "8"},
+                   pending=[{"kind": "run", "config": config, "id": "t1"}])
+    agent._absorb({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                                "content": "not run: the campaign's tool-call budget is spent"}]})
+    assert agent.s["tried"] == {} and agent.s["pending"] == []

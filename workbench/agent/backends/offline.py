@@ -117,6 +117,8 @@ class ScriptedAgent:
             elif item["kind"] == "revert" and not block.get("is_error"):
                 s["current"] = dict(s["best"])
             elif item["kind"] == "run":
+                if block.get("is_error") and text.startswith("not run"):
+                    continue               # the budget stopped it: the configuration was never measured
                 config = item["config"] or s["current"]
                 summary = _result_json(text)
                 score = summary.get("geomean_vs_original") if summary.get("all_correct") else None
