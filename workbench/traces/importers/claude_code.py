@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from workbench.traces.importers.common import (ImportedSession, ImportTally, evaluation_rows, head, parse_ts,
-                                               price, safe_session_id)
+                                               price, read_jsonl, safe_session_id)
 
 # user text that Claude Code injects itself (slash commands, caveats, interrupts, reminders): not typed by a person
 NOT_HUMAN_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -32,22 +32,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)     # sort key for lines befor
 
 
 def _read(path: Path, tally: ImportTally) -> list[tuple[int, dict]]:
-    records = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            tally.lines += 1
-            try:
-                obj = json.loads(raw)
-            except ValueError as err:
-                tally.bad(path, number, f"invalid JSON ({err.msg})")
-                continue
-            if not isinstance(obj, dict):
-                tally.bad(path, number, "not a JSON object")
-                continue
-            records.append((number, obj))
-    return records
+    return read_jsonl(path, tally, lambda obj: "")
 
 
 def _group_files(per_file: dict[Path, list]) -> list[list[Path]]:

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from workbench.traces.importers.common import (ImportedSession, ImportTally, evaluation_rows, head, parse_ts,
-                                               price, safe_session_id)
+                                               price, read_jsonl, safe_session_id)
 
 NOT_HUMAN_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
                       "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
@@ -29,22 +29,10 @@ TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens")
 
 
 def _read(path: Path, tally: ImportTally) -> list[tuple[int, dict, str]]:
-    records = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            tally.lines += 1
-            try:
-                obj = json.loads(raw)
-            except ValueError as err:
-                tally.bad(path, number, f"invalid JSON ({err.msg})")
-                continue
-            if not isinstance(obj, dict) or not isinstance(obj.get("payload"), dict) or "type" not in obj:
-                tally.bad(path, number, "not a {timestamp, type, payload} object")
-                continue
-            records.append((number, obj, json.dumps(obj, sort_keys=True)))
-    return records
+    def problem(obj: dict) -> str:
+        ok = isinstance(obj.get("payload"), dict) and "type" in obj
+        return "" if ok else "not a {timestamp, type, payload} object"
+    return [(n, obj, json.dumps(obj, sort_keys=True)) for n, obj in read_jsonl(path, tally, problem)]
 
 
 def _session_key(path: Path, records) -> str:

@@ -79,6 +79,28 @@ class ImportedSession:
         return self.session["session_id"]
 
 
+def read_jsonl(path: Path, tally: ImportTally, problem) -> list[tuple[int, dict]]:
+    """(line number, object) for every well-formed line; `problem(obj)` names what is wrong with an object, or
+    returns "" for a good one. Bad lines are counted in the tally, never raised."""
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            tally.lines += 1
+            try:
+                obj = json.loads(raw)
+            except ValueError as err:
+                tally.bad(path, number, f"invalid JSON ({err.msg})")
+                continue
+            why = "not a JSON object" if not isinstance(obj, dict) else problem(obj)
+            if why:
+                tally.bad(path, number, why)
+                continue
+            records.append((number, obj))
+    return records
+
+
 def safe_session_id(raw: str) -> str:
     """Session ids become directory names: keep them to a safe alphabet."""
     cleaned = SESSION_ID_UNSAFE.sub("_", str(raw)).strip("._") or "session"
