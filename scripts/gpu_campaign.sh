@@ -10,13 +10,8 @@ set -uo pipefail
 mode=$1 id=$2 minutes=${3:-8}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" campaigns /tmp/wbcache
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=/tmp/wbcache
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD || exit 2
-else
-  export PYTHONPATH=$PWD
-fi
-[ -f .gpucache/wbcache.tgz ] && tar -xzf .gpucache/wbcache.tgz -C /tmp/wbcache
+source scripts/gpu_wheels.sh || exit 2
+[ -f .gpucache/wbcache.tgz ] && [ -z "${WB_CACHE_RESTORED:-}" ] && tar -xzf .gpucache/wbcache.tgz -C /tmp/wbcache
 [ -f ".gpucache/$id.tgz" ] && tar -xzf ".gpucache/$id.tgz" -C campaigns
 save() { tar -czf "$OUT/$id.tgz" -C campaigns "$id"; tar -czf "$OUT/wbcache.tgz" -C /tmp/wbcache --exclude=build .; }
 trap save EXIT

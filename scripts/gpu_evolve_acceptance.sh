@@ -21,20 +21,12 @@ mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
 export RAY_USAGE_STATS_ENABLED=0 PYTHONUNBUFFERED=1
 export WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache}
-SITE=/tmp/site
 KERNEL=${KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}
 CANDIDATES=${CANDIDATES:-10}
 
 # ---- install what the image lacks (Ray, jsonschema; FA3 when carried) ----------------------------------------
-export PYTHONPATH=$PWD:$SITE
-if ! python3 -c "import ray" 2>/dev/null; then
-  mkdir -p "$SITE"
-  wheels=(.whl/ray/*.whl)
-  ls .whl/fa3_fwd-*.whl >/dev/null 2>&1 && wheels+=(.whl/fa3_fwd-*.whl)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
-    "${wheels[@]}" || { echo "wheel install failed (did you run scripts/prep_ray_wheels.sh and carry .whl/ray?)"; exit 2; }
-  tar -xJf .whl/ray/ray-*.tar.xz -C "$SITE" || { echo "ray tar.xz missing: carry .whl/ray"; exit 2; }
-fi
+source scripts/gpu_wheels.sh || exit 2
+python3 -c "import ray" 2>/dev/null || { echo "Ray is missing: run scripts/prep_ray_wheels.sh here and carry .whl/ray"; exit 2; }
 if python3 -c "import fa3_fwd_interface" 2>/dev/null; then ANCHORS=fa3; else ANCHORS=""; fi
 echo "stage $STAGE; anchors: ${ANCHORS:-none}; $(python3 -c 'import ray, torch; print("ray", ray.__version__, "torch", torch.__version__, "GPUs", torch.cuda.device_count())')"
 
@@ -56,7 +48,7 @@ case "$STAGE" in
     RUN=${RUN:-h200x2-evolve-$(date -u +%Y%m%d-%H%M)}
     STOP=""; [ -n "$ANCHORS" ] && STOP="all_correct and geomean_vs_fa3 >= 1.0"
     python3 -m workbench.cli evolve --kernel "$KERNEL" --suite dev26 --population 4 --generations 4 \
-      --agent offline --anchors "$ANCHORS" --stop "$STOP" --pool ray --root /tmp/evolutions --id "$RUN" \
+      --agent offline --anchors "$ANCHORS" --stop "$STOP" --pool "${POOL:-ray}" --root /tmp/evolutions --id "$RUN" \
       --traces data/traces --budget wall=7m --seed 0 2>&1 | tee "$OUT/evolve.log"
     tar -czf "$OUT/evolve_$RUN.tgz" data/traces/*/"$RUN" -C /tmp "evolutions/$RUN/config.json" \
       "evolutions/$RUN/state" "evolutions/$RUN/artifacts"

@@ -9,17 +9,12 @@
 #   bench   harness wall time: dev26 and full for the best ladder rung with FA3 as anchor, original cached
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=/tmp/wbcache WORKBENCH_GPU_OUT="$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD || exit 2
-else
-  export PYTHONPATH=$PWD
-fi
+export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
+source scripts/gpu_wheels.sh || exit 2
 # timing cache (original kernel + anchors) carried between calls: .gpucache/wbcache.tgz <-> $OUT/wbcache.tgz
-mkdir -p /tmp/wbcache
-[ -f .gpucache/wbcache.tgz ] && tar -xzf .gpucache/wbcache.tgz -C /tmp/wbcache
-save_cache() { tar -czf "$OUT/wbcache.tgz" -C /tmp/wbcache --exclude=build . 2>/dev/null; }
+mkdir -p "$WORKBENCH_CACHE"
+[ -f .gpucache/wbcache.tgz ] && [ -z "${WB_CACHE_RESTORED:-}" ] && tar -xzf .gpucache/wbcache.tgz -C "$WORKBENCH_CACHE"
+save_cache() { tar -czf "$OUT/wbcache.tgz" -C "$WORKBENCH_CACHE" --exclude=build . 2>/dev/null; }
 trap save_cache EXIT
 wb() { python3 -m workbench.cli "$@"; }
 summary() { echo "== $1"; grep -E "^(geomean_vs|all_correct|scenarios|suite|flags|stop)" "$2" | sed 's/^/   /'; }
