@@ -130,6 +130,16 @@ def test_saying_done_never_ends_a_campaign(tmp_path):
     assert [e.trigger for e in log.of(InterventionFired)] == ["claim"] * 4
 
 
+def test_an_agent_that_only_talks_is_stopped_after_the_idle_turn_budget(tmp_path):
+    # one tool call resets the count; then every question goes unanswered by any action
+    backend = FakeBackend([[say("looking"), call("list_files")]] + [[say("I am done. This is optimal.")]] * 20)
+    campaign, _, log = make(tmp_path, backend=backend, budget=Budget(idle_turns=3))
+    stopped = campaign.run()
+    assert stopped.reason == "budget_idle_turns" and stopped.turn == 4
+    assert [e.trigger for e in log.of(InterventionFired)] == ["claim"] * 3
+    assert Budget.parse("idle=5").idle_turns == 5
+
+
 def test_tools_only_never_intervenes_but_says_the_stop_condition_does_not_hold(tmp_path):
     campaign, backend, log = make(tmp_path, mode="tools_only")
     stopped = campaign.run()

@@ -143,7 +143,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="", help="model name for --agent claude")
     parser.add_argument("--base-url", help="an Anthropic-compatible server (vLLM, llama.cpp, Ollama)")
     parser.add_argument("--stop", help=f"stop predicate, checked by the harness (default: {DEFAULT_STOP})")
-    parser.add_argument("--budget", default="", help="tool_calls=N,tokens=N,wall=2h,usd=X,turns=N")
+    parser.add_argument("--budget", default="", help="tool_calls=N,tokens=N,wall=2h,usd=X,turns=N,idle=N (turns in a row without a tool call; default 8)")
     parser.add_argument("--root", default="campaigns", help="where campaign folders live (default %(default)s)")
     parser.add_argument("--evaluator", choices=("harness", "standin"), default="harness",
                         help="standin: made-up CPU timings from the kernel's knobs (demos, no GPU)")

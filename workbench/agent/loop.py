@@ -75,17 +75,22 @@ class Budget:
     wall_s: float = 8 * 3600.0
     usd: float = 100.0
     turns: int = 400
+    # consecutive turns in which the agent calls no tool, each answered with a question or "continue": an agent
+    # that only talks (a scripted baseline with nothing left to try, an LLM that keeps declining) ends here
+    idle_turns: int = 8
 
     @classmethod
     def parse(cls, text: str, base: "Budget | None" = None) -> "Budget":
         """'tool_calls=200,tokens=5e6,wall=2h,usd=20,turns=100' (any subset) over `base`."""
         budget = Budget(**asdict(base)) if base else cls()
         aliases = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",
-                   "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns"}
+                   "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns",
+                   "idle": "idle_turns", "idle_turns": "idle_turns"}
         for item in filter(None, (p.strip() for p in (text or "").split(","))):
             key, sep, value = item.partition("=")
             if not sep or key.strip() not in aliases:
-                raise ValueError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, turns=N")
+                raise ValueError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, turns=N, "
+                                 f"idle=N")
             field_name, value = aliases[key.strip()], value.strip().lower().lstrip("$")
             if field_name == "wall_s":
                 scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(value[-1:], None)
@@ -173,6 +178,7 @@ class Campaign:
         self.turn = 0
         self.tool_index = 0
         self.tokens = 0
+        self.idle_turns = 0           # consecutive turns without a tool call
         self.cost_usd = 0.0
         self.elapsed_s = 0.0
         self.best_vs_original: Optional[float] = None
@@ -294,6 +300,8 @@ class Campaign:
             return "budget_usd", f"${self.cost_usd:.2f}"
         if self._elapsed() >= b.wall_s:
             return "budget_wall_time", f"{self._elapsed():.0f} s"
+        if self.idle_turns >= b.idle_turns:
+            return "budget_idle_turns", f"{self.idle_turns} turns in a row without a tool call"
         return "", ""
 
     def _opening_message(self, turn: int) -> None:
@@ -332,6 +340,7 @@ class Campaign:
             stop_met = self._run_tool(turn, block, results) or stop_met
 
         ended = not reply.tool_uses and reply.stop_reason != "max_tokens"
+        self.idle_turns = 0 if reply.tool_uses else self.idle_turns + 1
         trigger, why = self.policy.detect_trigger(reply.text, ended, stop_met)
         if trigger:
             publish(TriggerDetected(turn=turn, trigger=trigger, reason=why))
@@ -411,13 +420,14 @@ class Campaign:
                 "tool_index": self.tool_index, "tokens": self.tokens, "cost_usd": self.cost_usd,
                 "elapsed_s": self._elapsed(), "best_vs_original": self.best_vs_original,
                 "best_vs_fa3": self.best_vs_fa3, "best_sha": self.best_sha, "last_message_id": self.last_message_id,
-                "kernel": self.ws.kernel_path.read_text(), "policy": self.policy.snapshot(),
+                "idle_turns": self.idle_turns, "kernel": self.ws.kernel_path.read_text(), "policy": self.policy.snapshot(),
                 "backend": self.backend.snapshot() if hasattr(self.backend, "snapshot") else {}}
 
     def _restore(self, snap: dict) -> None:
         for key in ("turn", "messages", "questions", "tool_index", "tokens", "cost_usd", "elapsed_s",
                     "best_vs_original", "best_vs_fa3", "best_sha", "last_message_id"):
             setattr(self, key, snap[key])
+        self.idle_turns = snap.get("idle_turns", 0)     # snapshots written before this field existed
         self.ws.kernel_path.write_text(snap["kernel"])
         self.policy.restore(snap["policy"])
         if hasattr(self.backend, "restore"):
