@@ -171,3 +171,23 @@ def test_unknown_ncu_metrics_are_recognised_for_a_retry():
     assert unknown_ncu_metrics(out, list(NCU_METRICS)) == {
         "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}
     assert unknown_ncu_metrics("==PROF== Disconnected\n", list(NCU_METRICS)) == set()
+
+
+def _ncu_csv(launches):
+    head = '"ID","Process ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'
+    rows = [f'"{i}","1","{k}","{m}","{u}","{v}"' for i, k in enumerate(launches)
+            for m, u, v in (("gpu__time_duration.sum", "ns", 1000 + i), ("launch__grid_size", "", 64))]
+    return "==PROF== Connected\n" + "\n".join([head, *rows]) + "\n"
+
+
+def test_ncu_summary_shows_only_the_profiled_call_of_the_candidate():
+    from workbench.agent.tools import summarise_ncu_csv
+    fills = ["void at::<unnamed>::distribution_elementwise_grid_stride_kernel<float>(int)"] * 3
+    out = summarise_ncu_csv(_ncu_csv(fills + ["attn_fwd_kernel<64>(AttnParams)"] * 2))
+    assert "distribution" not in out and "1 kernel launch(es) of attn_fwd_kernel<64>" in out
+    assert "1004" in out and "1003" not in out          # the profiled (second) call, not the warm-up
+    # a split-KV kernel: two kernels per call; both of the second call are shown
+    out = summarise_ncu_csv(_ncu_csv(fills + ["split_kernel", "combine_kernel"] * 2))
+    assert "2 kernel launch(es) of split_kernel, combine_kernel" in out and "1005" in out and "1006" in out
+    assert "1003" not in out and "1004" not in out
+    assert "no kernel of the candidate" in summarise_ncu_csv(_ncu_csv(fills))
