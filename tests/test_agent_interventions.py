@@ -100,6 +100,15 @@ def test_stall_and_suspicion_rules():
     assert policy.detect_trigger("", True, False)[0] == "claim"
 
 
+def test_a_gain_within_timing_noise_is_not_a_new_best():
+    policy = Policy("bank", bank(), PolicyConfig(stall_runs=2))
+    assert policy.on_evaluation(standin_result(Req, 1.052), 1.052) is True
+    assert policy.on_evaluation(standin_result(Req, 1.062), 1.062) is False   # the same kernel re-timed on the
+    assert policy.on_evaluation(standin_result(Req, 1.064), 1.064) is False   # H200: +1.1 % is noise
+    assert policy.detect_trigger("", False, False)[0] == "stall"              # noise does not reset the stall
+    assert policy.on_evaluation(standin_result(Req, 1.08), 1.08) is True      # +2.7 % over the best
+
+
 def test_near_ceiling_is_suspicious():
     policy = Policy("bank", bank(), PolicyConfig(ceiling_tflops=100.0, near_ceiling_fraction=0.9))
     result = standin_result(Req, 1.0)

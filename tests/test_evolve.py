@@ -105,9 +105,10 @@ def test_offline_evolution_runs_generations_with_correct_lineage(offline_run):
             assert r.parent_geomean_vs_original == pytest.approx(
                 evaluated.set_index("child_sha").loc[r.parent_sha, "geomean_vs_original"])
             if r.status == "evaluated":
-                assert r.is_new_best == (r.geomean_vs_original > best)
-                assert r.improved_on_parent == (r.geomean_vs_original > r.parent_geomean_vs_original)
-                best = max(best, r.geomean_vs_original)
+                gain = evo.config.min_gain                             # beyond timing noise only
+                assert r.is_new_best == (r.geomean_vs_original > gain * best)
+                assert r.improved_on_parent == (r.geomean_vs_original > gain * r.parent_geomean_vs_original)
+                best = r.geomean_vs_original if r.is_new_best else best
             assert r.best_so_far == pytest.approx(best)
         # mu + lambda: the population after generation g is the best `population` of all correct kernels so far
         so_far = evaluated[evaluated["generation"] <= g].sort_values(

@@ -70,6 +70,8 @@ class EvolveConfig:
     max_evaluations: int = 0            # 0: no limit
     wall_s: float = 0.0
     usd: float = 0.0
+    min_gain: float = 1.02              # a child beats a geomean only by more than this factor (timing noise:
+                                        # see PolicyConfig.min_gain)
     mutation_tries: int = 6             # offline: attempts per child slot before giving it up
     episode_turns: int = 6
     episode_tool_calls: int = 12
@@ -422,7 +424,7 @@ class Evolution:
                 if st["gpu"] and r.status == "evaluated" and r.gpu and r.gpu != st["gpu"]:
                     row["status"] = ch["status"] = "other_gpu"    # never compared with the run's GPU model
                     score = None
-                is_new_best = score is not None and (st["best"] is None or score > st["best"])
+                is_new_best = score is not None and (st["best"] is None or score > self.config.min_gain * st["best"])
                 if is_new_best:
                     st["best"], st["best_vs_fa3"], st["best_sha"] = score, vs_fa3, ch["sha"]
                 deleted = []
@@ -437,7 +439,8 @@ class Evolution:
                     fresh.append(member)
                 row.update(eval_id=r.eval_id, all_correct=r.all_correct, geomean_vs_original=_finite(
                     variables.get("geomean_vs_original")), geomean_vs_fa3=vs_fa3, is_new_best=is_new_best,
-                    improved_on_parent=bool(score is not None and parent and parent.score and score > parent.score),
+                    improved_on_parent=bool(score is not None and parent and parent.score
+                                            and score > self.config.min_gain * parent.score),
                     stop_met=bool(r.stop_met), host=r.versions.get("host"), gpu=r.gpu or None,
                     device=r.versions.get("device"))
                 self.recorder(EvaluationDone(turn=g, call_id=f"g{g}-s{ch['slot']}-a{ch['attempt']}",
