@@ -174,3 +174,18 @@ def test_offline_agent_does_not_count_a_run_the_budget_stopped():
     agent._absorb({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
                                                 "content": "not run: the campaign's tool-call budget is spent"}]})
     assert agent.s["tried"] == {} and agent.s["pending"] == []
+
+
+def test_the_h200_sample_campaign_replays_every_run_in_recorded_order(tmp_path, capsys):
+    # data/campaigns/c-offline-1: the offline agent on the H200 (2026-11-30); it re-timed its best kernel twice
+    recording = REPO_ROOT / "data" / "campaigns" / "c-offline-1"
+    recorded = ReplayBackend.from_spec(str(recording))
+    frame = recorded.evaluator.frame.drop_duplicates("eval_id").sort_values("ts", kind="stable")
+    code = cli.campaign_main(["--root", str(tmp_path), "--agent", f"replay:{recording}"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0 and out[-1].startswith("stopped: agent_finished") and "after 97 turns, 58 tool calls" in out[-1]
+    runs = [line.split(";")[0].strip() for line in out if line.strip().startswith("= ")]
+    log = (REPO_ROOT / "docs" / "data" / "h200_campaign_c-offline-1_2026-11-30.log").read_text().splitlines()
+    assert runs == [line.split(";")[0].strip() for line in log if line.strip().startswith("= ")]   # as on the H200
+    assert len(runs) == len(frame) == 28
+    assert sum(r.startswith("= d0c279d34a") for r in runs) > 2      # the best kernel, re-timed: each run in order

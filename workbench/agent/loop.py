@@ -68,6 +68,9 @@ OPENING_TEXT = ("Make kernel.cu faster on the suite \"{suite}\" while keeping it
                 "harness on it, then improve it step by step. Stop condition: {stop_expr}.")
 
 
+NO_IDLE_LIMIT = 1_000_000
+
+
 @dataclass
 class Budget:
     tool_calls: int = 300
@@ -78,6 +81,12 @@ class Budget:
     # consecutive turns in which the agent calls no tool, each answered with a question or "continue": an agent
     # that only talks (a scripted baseline with nothing left to try, an LLM that keeps declining) ends here
     idle_turns: int = 8
+
+    @classmethod
+    def recorded(cls, data: dict) -> "Budget":
+        """The budget of a recorded or resumed campaign. One recorded before the idle-turn limit existed ran
+        without it, and is replayed and resumed without it."""
+        return cls(**{"idle_turns": NO_IDLE_LIMIT, **(data or {})})
 
     @classmethod
     def parse(cls, text: str, base: "Budget | None" = None) -> "Budget":
@@ -127,7 +136,7 @@ class CampaignConfig:
     @classmethod
     def from_dict(cls, data: dict) -> "CampaignConfig":
         data = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        data["budget"] = Budget(**data.get("budget", {}))
+        data["budget"] = Budget.recorded(data.get("budget", {}))
         data["policy"] = PolicyConfig(**data.get("policy", {}))
         return cls(**data)
 

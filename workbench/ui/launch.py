@@ -100,7 +100,7 @@ def replay_campaign(recording: str | Path, *, root: str | Path = DEFAULT_ROOT, p
         kernel_path=recorded.get("kernel_path", DEFAULT_KERNEL), suite=recorded.get("suite", "dev26"),
         mode=mode or recorded.get("mode", "hybrid"), stop_expr=recorded.get("stop_expr", DEFAULT_STOP),
         agent=f"replay:{_shown(recording)}", campaign_id=f"replay-{backend.session_id}-{time.strftime('%Y%m%d-%H%M%S')}",
-        root=str(root), budget=Budget(**recorded.get("budget", {})),
+        root=str(root), budget=Budget.recorded(recorded.get("budget", {})),
         policy=PolicyConfig(**recorded.get("policy", {})), seed=int(recorded.get("seed", 0)),
         anchors=list(recorded.get("anchors", ["fa3"])))
     Path(root).mkdir(parents=True, exist_ok=True)

@@ -132,13 +132,15 @@ def _assistant_turns(frame) -> list[AssistantTurn]:
 
 
 class ReplayEvaluator:
-    """Answers run_harness from recorded evaluation rows: by kernel sha, else the next recorded run."""
+    """Answers run_harness from recorded evaluation rows: by kernel sha (the n-th run of a sha gets its n-th
+    recorded run), else the next recorded run."""
 
     def __init__(self, evaluations):
         self.frame = evaluations
         order = evaluations.sort_values("ts", kind="stable")["eval_id"] if len(evaluations) else []
         self.order = list(dict.fromkeys(order))
         self.cursor = 0
+        self.runs_of_sha: dict = {}     # a kernel re-timed n times is answered with its n recorded runs, in order
 
     def __call__(self, request):
         from workbench.agent.workspace import text_sha
@@ -146,8 +148,12 @@ class ReplayEvaluator:
         if not self.order:
             raise BackendError("replay: the recording has no harness runs to answer with")
         sha = text_sha(Path(request.kernel_path).read_text()) if Path(request.kernel_path).exists() else ""
-        by_sha = self.frame[self.frame["kernel_sha"] == sha]["eval_id"]
-        eval_id = by_sha.iloc[-1] if len(by_sha) else self.order[min(self.cursor, len(self.order) - 1)]
+        runs = [e for e in self.order if e in set(self.frame[self.frame["kernel_sha"] == sha]["eval_id"])]
+        if runs:
+            n = self.runs_of_sha.get(sha, 0)
+            eval_id, self.runs_of_sha[sha] = runs[min(n, len(runs) - 1)], n + 1
+        else:
+            eval_id = self.order[min(self.cursor, len(self.order) - 1)]
         self.cursor += 1
         return suite_result_from_rows(self.frame[self.frame["eval_id"] == eval_id], request)
 
