@@ -25,18 +25,17 @@
 # machine without a key, the offline scripted agent; with neither, the recording at `RECORDING` is **replayed**
 # through the same widgets: agent turns and harness results come from the recording, file edits run again.
 #
-# The recording shipped in `data/demo/` is a **demo recording: CPU stand-in evaluator, not GPU measurements**.
-# It was made on a CPU machine by `scripts/record_demo_campaign.py`: the offline scripted agent (no LLM)
-# changes the `@knob` lines of the original kernel, and a stand-in evaluator *invents* per-scenario timings
-# from those knobs. It shows how the workbench looks and behaves; its numbers say nothing about kernels. One of
-# its questions was typed by the recording script in a person's place. When a real campaign has been recorded
-# (a `campaigns/<id>/` folder), point `RECORDING` at it.
+# The recording shipped in `data/campaigns/c-offline-1` is a **real campaign on the H200**: the offline scripted
+# agent (no LLM) changing the `@knob` lines of the original kernel, every candidate judged by the harness on the GPU
+# (x1.001 -> x1.064 vs the original; see its README). `data/demo/demo-cpu-standin` is a
+# **demo recording: CPU stand-in evaluator, not GPU measurements** (made-up timings, made on a CPU); it shows a
+# person's question too. Point `RECORDING` at any campaign folder (`campaigns/<id>/`).
 
 # %%
 from workbench import ui
 
 REPO = ui.REPO_ROOT     # the checkout the workbench package runs from
-RECORDING = REPO / "data" / "demo" / "demo-cpu-standin"   # a campaign folder: config.json, traces/, artifacts/
+RECORDING = REPO / "data" / "campaigns" / "c-offline-1"    # a campaign folder: config.json, traces/, artifacts/
 AGENT = None            # None: choose for this machine; or "claude", "offline", f"replay:{RECORDING}"
 
 settings = ui.Settings(

@@ -233,3 +233,13 @@ def test_footers_say_gpu_dtype_versions_timing_and_demo():
     assert "timing: invented" in demo
     real = footer_text("NVIDIA H200", {"torch": "2.11.0+cu130", "anchor_fa3": "0.0.3", "sms": 132}, "dev26")
     assert DEMO_LABEL not in real and "GPU: NVIDIA H200" in real and "CUDA events" in real and "sms" not in real
+
+
+def test_a_turn_the_agent_never_answered_is_not_left_in_the_transcript(tmp_path):
+    # the script ends after two turns: turn 3 starts, the backend has nothing more, the campaign stops
+    app = make_app(tmp_path, [[say("Measuring."), call("run_harness")], [say("Done here.")]])
+    app.start()
+    stopped = app.wait(30)
+    assert stopped.reason == "agent_finished" and app.errors == []
+    html = transcript_html(app)
+    assert "turn 2</div>" in html and "turn 3</div>" not in html and "…</div>" not in html

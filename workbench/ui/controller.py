@@ -192,6 +192,12 @@ class CampaignController:
             self.items[key]["html"] = html
             self._dirty_items.add(key)
 
+    def _drop_item(self, key) -> None:
+        self.items.pop(key, None)
+        self.order.remove(key)
+        self._dirty_items.discard(key)
+        self._dirty.add("order")
+
     def _turn(self, n: int) -> dict:
         if n not in self.turns:
             self.turns[n] = {"turn": n, "text": {}, "final": False, "tools": {}, "notes": [], "questions": [],
@@ -266,6 +272,10 @@ class CampaignController:
                      best_vs_fa3=e.best_vs_fa3, tokens=e.tokens, cost_usd=e.cost_usd, stopped=True)
             for key in [k for k in self.order if k[0] == "pending"]:
                 self._set_item(key, render.pending_html(self.items[key]["text"], "undelivered"))
+            for n in [n for n, t in self.turns.items() if not t["final"] and not any(
+                    (t["text"], t["tools"], t["notes"], t["questions"]))]:
+                self._drop_item(("turn", n))     # a turn the agent never answered: the campaign ended first
+                del self.turns[n]
             self._add_item(("stop",), render.stopped_html(e.to_dict()))
             self._phase(f"stopped: {render.stop_reason(e.reason)}")
             self._dirty.add("controls")
