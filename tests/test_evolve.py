@@ -252,6 +252,7 @@ def test_cli_dry_run_and_resume(tmp_path, capsys):
     (["--evaluator", "standin", "--budget", "tokens=5"], "budget item"),
     (["--evaluator", "standin", "--kernel", "missing.cu"], "not found"),
     (["--evaluator", "standin", "--ray-address", "auto"], "needs --pool ray"),
+    (["--evaluator", "standin", "--min-gain", "0.9"], "use a factor of at least 1.0"),
 ])
 def test_cli_errors_are_one_line(argv, needle, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("WORKBENCH_NO_GPU", "1")

@@ -586,6 +586,9 @@ def evolve_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generations", type=int, default=None, help="generations (default 5)")
     parser.add_argument("--children", type=int, default=None, help="children per generation (default: population)")
     parser.add_argument("--tournament", type=int, default=None, help="tournament size for parents (default 2)")
+    parser.add_argument("--min-gain", type=float, default=None,
+                        help="a child is a new best / better than its parent only by more than this factor "
+                             "(default 1.02: timing noise)")
     parser.add_argument("--agent", default=None, help="offline (knob mutations, default) | claude (agent episodes)")
     parser.add_argument("--model", default="", help="model for --agent claude")
     parser.add_argument("--evaluator", choices=("harness", "standin"), default=None,
@@ -605,10 +608,13 @@ def evolve_main(argv: list[str] | None = None) -> int:
         overrides = {k: v for k, v in {
             "kernel_path": args.kernel, "suite": args.suite, "population": args.population,
             "generations": args.generations, "children": args.children, "tournament": args.tournament,
+            "min_gain": args.min_gain,
             "agent": args.agent, "evaluator": args.evaluator, "stop_expr": args.stop, "traces": args.traces,
             "anchors": None if args.anchors is None else [a for a in args.anchors.split(",") if a],
             "episode_turns": args.episode_turns, "seed": args.seed}.items() if v is not None}
         overrides.update(_parse_budget(args.budget))
+        if args.min_gain is not None and not args.min_gain >= 1.0:
+            raise ValueError(f"--min-gain {args.min_gain}: use a factor of at least 1.0 (1.02 = 2 %)")
         if args.model:
             overrides["model"] = args.model
         if args.resume:

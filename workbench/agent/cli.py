@@ -149,11 +149,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="standin: made-up CPU timings from the kernel's knobs (demos, no GPU)")
     parser.add_argument("--stall-runs", type=int, default=PolicyConfig.stall_runs)
     parser.add_argument("--stall-calls", type=int, default=PolicyConfig.stall_calls)
+    parser.add_argument("--min-gain", type=float, default=PolicyConfig.min_gain,
+                        help="a new best must beat the best so far by more than this factor (default %(default)s: "
+                             "timing noise)")
     parser.add_argument("--seed", type=int, default=0)
 
 
 def _config(args, mode: str, agent: str, campaign_id: str = "", arm: str = "") -> CampaignConfig:
-    policy = PolicyConfig(stall_runs=args.stall_runs, stall_calls=args.stall_calls, **problem_ceiling())
+    if not args.min_gain >= 1.0:
+        raise ValueError(f"--min-gain {args.min_gain}: use a factor of at least 1.0 (1.02 = 2 %)")
+    policy = PolicyConfig(stall_runs=args.stall_runs, stall_calls=args.stall_calls, min_gain=args.min_gain,
+                          **problem_ceiling())
     return CampaignConfig(kernel_path=args.kernel or DEFAULT_KERNEL, suite=args.suite or "dev26", mode=mode,
                           stop_expr=DEFAULT_STOP if args.stop is None else args.stop, agent=agent,
                           model=args.model, campaign_id=campaign_id, root=args.root,
