@@ -18,8 +18,8 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from workbench.traces.importers.common import (ImportedSession, ImportTally, evaluation_rows, head, parse_ts,
-                                               price, read_jsonl, safe_session_id)
+from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, head, parse_ts, price,
+                                               read_jsonl, safe_session_id)
 
 # user text that Claude Code injects itself (slash commands, caveats, interrupts, reminders): not typed by a person
 NOT_HUMAN_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -196,16 +196,7 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
                                  is_sidechain=bool(obj.get("isSidechain")), text=text, ts=ts, model=model,
                                  source_file=file, source_line=number, **(usage_row if index == 0 else {})))
 
-    for call_id, output, is_error, ts, file, number in results:
-        call = calls.get(call_id)
-        if call is None:
-            tally.orphan_results += 1
-            continue
-        duration = (ts - call["started_at"]).total_seconds() if ts and call["started_at"] else None
-        call.update(output_text=head(output), is_error=is_error, ended_at=ts, duration_s=duration,
-                    error=head(output.strip().splitlines()[0], 300) if is_error and output.strip() else None)
-        evaluations += evaluation_rows(output, session_id=session_id, call_id=call_id, ts=ts,
-                                       source_file=file, source_line=number)
+    evaluations += attach_results(results, calls, tally, session_id, error_line=0)
     tool_calls = sorted(calls.values(), key=lambda c: (c["started_at"] or EPOCH, c["source_file"], c["source_line"]))
     for index, call in enumerate(tool_calls, start=1):
         call.update(session_id=session_id, tool_index=index)

@@ -18,8 +18,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from workbench.traces.importers.common import (ImportedSession, ImportTally, evaluation_rows, head, parse_ts,
-                                               price, read_jsonl, safe_session_id)
+from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, head, parse_ts, price,
+                                               read_jsonl, safe_session_id)
 
 NOT_HUMAN_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
                       "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
@@ -176,16 +176,7 @@ def import_session(key: str, paths: list[Path], per_file: dict, tally: ImportTal
             last["cost_usd"] = price(last.get("model"), last["input_tokens"], last["output_tokens"],
                                      last["cache_read_tokens"], 0)
 
-    for call_id, text, is_error, ts, file, number in outputs:
-        call = calls.get(call_id)
-        if call is None:
-            tally.orphan_results += 1
-            continue
-        duration = (ts - call["started_at"]).total_seconds() if ts and call["started_at"] else None
-        call.update(output_text=head(text), is_error=is_error, ended_at=ts, duration_s=duration,
-                    error=head(text.strip().splitlines()[-1], 300) if is_error and text.strip() else None)
-        evaluations += evaluation_rows(text, session_id=session_id, call_id=call_id, ts=ts,
-                                       source_file=file, source_line=number)
+    evaluations += attach_results(outputs, calls, tally, session_id, error_line=-1)
     tool_calls = list(calls.values())           # already in file order, which is time order
     for index, call in enumerate(tool_calls, start=1):
         call["tool_index"] = index

@@ -236,6 +236,24 @@ def _suite_rows(result: dict, common: dict) -> list[dict]:
     return rows
 
 
+def attach_results(results, calls: dict, tally: ImportTally, session_id: str, error_line: int) -> list[dict]:
+    """Join each tool output to its call (output head, error, end time, duration); count outputs with no call.
+    results: (call_id, output, is_error, ts, source_file, source_line). error_line: which line of a failed
+    output is its error message (Claude Code puts it first, Codex last). Returns the outputs' evaluation rows."""
+    evaluations = []
+    for call_id, output, is_error, ts, file, number in results:
+        call = calls.get(call_id)
+        if call is None:
+            tally.orphan_results += 1
+            continue
+        duration = (ts - call["started_at"]).total_seconds() if ts and call["started_at"] else None
+        call.update(output_text=head(output), is_error=is_error, ended_at=ts, duration_s=duration,
+                    error=head(output.strip().splitlines()[error_line], 300) if is_error and output.strip() else None)
+        evaluations += evaluation_rows(output, session_id=session_id, call_id=call_id, ts=ts,
+                                       source_file=file, source_line=number)
+    return evaluations
+
+
 def evaluation_rows(text: str, *, session_id: str, call_id: str | None, ts, source_file: str,
                     source_line: int) -> list[dict]:
     """`evaluations` rows for every harness result printed in one tool output."""
