@@ -271,27 +271,32 @@ class Toolbox:
             lines.append(build.resource_table())
         return ToolOutcome("\n".join(lines), not build.ok)
 
-    def _sass_summary(self, path: str = KERNEL_FILE) -> ToolOutcome:
-        cuobjdump = shutil.which("cuobjdump")
-        if not cuobjdump:
-            return ToolOutcome("sass_summary is not available here: cuobjdump (CUDA toolkit) is not installed; "
+    def _gpu_tool_build(self, tool: str, program: str, what: str, path: str, verb: str):
+        """(program path, build) for a tool that needs a CUDA program, or the ToolOutcome saying why not."""
+        found = shutil.which(program)
+        if not found:
+            return ToolOutcome(f"{tool} is not available here: {what} ({program}) is not installed; "
                                "it runs on the GPU machine only", True)
         build = self._build(path)
         if not build.ok:
-            return ToolOutcome(f"cannot disassemble: {build.summary}", True)
+            return ToolOutcome(f"cannot {verb}: {build.summary}", True)
+        return found, build
+
+    def _sass_summary(self, path: str = KERNEL_FILE) -> ToolOutcome:
+        ready = self._gpu_tool_build("sass_summary", "cuobjdump", "the CUDA toolkit", path, "disassemble")
+        if isinstance(ready, ToolOutcome):
+            return ready
+        cuobjdump, build = ready
         proc = subprocess.run([cuobjdump, "-sass", build.so_path], capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             return ToolOutcome(f"cuobjdump failed: {proc.stderr.strip()[:500]}", True)
         return ToolOutcome(summarise_sass(proc.stdout))
 
     def _ncu_profile(self, scenario: str, path: str = KERNEL_FILE) -> ToolOutcome:
-        ncu = shutil.which("ncu")
-        if not ncu:
-            return ToolOutcome("ncu_profile is not available here: Nsight Compute (ncu) is not installed; "
-                               "it runs on the GPU machine only", True)
-        build = self._build(path)
-        if not build.ok:
-            return ToolOutcome(f"cannot profile: {build.summary}", True)
+        ready = self._gpu_tool_build("ncu_profile", "ncu", "Nsight Compute", path, "profile")
+        if isinstance(ready, ToolOutcome):
+            return ready
+        ncu, build = ready
         metrics = list(NCU_METRICS)
         for _ in range(3):   # an ncu version that lacks a metric refuses the whole set: drop it and retry
             cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv",
