@@ -4,24 +4,18 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from workbench.traces import analysis as an
-from workbench.traces.importers import import_paths
 from workbench.traces.writer import TraceWriter
 
-FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("traces")
-    import_paths([FIXTURES / "claude_code"], root, arm="human")
-    import_paths([FIXTURES / "codex"], root, arm="tools_only")
-    return root
+def root(imported_fixture_traces):
+    return imported_fixture_traces
 
 
 @pytest.fixture(scope="module")

@@ -12,20 +12,15 @@ import pytest
 from matplotlib.figure import Figure
 
 from workbench import plots
-from workbench.traces.importers import import_paths
 from workbench.traces.report import build_report, report_main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
-def traces(tmp_path_factory):
-    root = tmp_path_factory.mktemp("traces")
-    import_paths([FIXTURES / "claude_code"], root, arm="human")
-    import_paths([FIXTURES / "codex"], root, arm="tools_only")
-    return root
+def traces(imported_fixture_traces):
+    return imported_fixture_traces
 
 
 @pytest.fixture(scope="module")
