@@ -12,7 +12,6 @@ from workbench.traces import analysis as an
 from workbench.traces.writer import TraceWriter
 
 
-
 @pytest.fixture(scope="module")
 def root(imported_fixture_traces):
     return imported_fixture_traces
