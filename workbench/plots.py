@@ -211,9 +211,13 @@ def campaign_progress(runs, marks, *, footer: str, title: str = "Best geomean so
     if len(runs) or len(marks):
         ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     else:
-        ax.text(0.5, 0.5, "no harness run yet", transform=ax.transAxes, ha="center", va="center",
-                color="#888888", fontsize=FONT_SIZE)
+        _empty_note(ax, "no harness run yet")
     return fig
+
+
+def _empty_note(ax, text: str) -> None:
+    """A grey line in the middle of an axes that has nothing to plot yet."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="#888888", fontsize=FONT_SIZE)
 
 
 def _short_scenario(name: str, head_dim: int, causal: bool) -> str:
@@ -423,8 +427,7 @@ def evolution_lineage(lineage, *, footer: str, title: str = "Lineage: every chil
         ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
                   title="question layer", title_fontsize=FONT_SIZE - 2)
     else:
-        ax.text(0.5, 0.5, "no evaluated child yet", transform=ax.transAxes, ha="center", va="center",
-                color="#888888", fontsize=FONT_SIZE)
+        _empty_note(ax, "no evaluated child yet")
     return fig
 
 
@@ -453,8 +456,7 @@ def evolution_best_so_far(runs, *, footer: str, title: str = "Best so far, and t
                         fontsize=FONT_SIZE - 2, color="#1f4e9c", ha="left", va="top")
         ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     else:
-        ax.text(0.5, 0.5, "no evaluated child yet", transform=ax.transAxes, ha="center", va="center",
-                color="#888888", fontsize=FONT_SIZE)
+        _empty_note(ax, "no evaluated child yet")
     ax.set_xlabel("evaluated children, in order", fontsize=FONT_SIZE)
     ax.set_ylabel("geomean speedup vs original", fontsize=FONT_SIZE)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
