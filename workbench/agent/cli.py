@@ -221,8 +221,9 @@ def _campaign(args) -> int:
             args.stop = recorded["stop_expr"]
         kernel_text = backend.initial_kernel() if args.kernel is None else None
     config = _config(args, args.mode or "bank", agent, campaign_id=args.id)
-    if agent.startswith("replay:") and "idle" not in (args.budget or ""):
-        config.budget.idle_turns = Budget.recorded(recorded.get("budget", {})).idle_turns
+    if agent.startswith("replay:"):   # the recording's idle-turn rule, unless --budget names another
+        recorded_idle = Budget.recorded(recorded.get("budget", {})).idle_turns
+        config.budget = Budget.parse(args.budget, base=Budget(idle_turns=recorded_idle))
     evaluator, pool = _pooled(args, evaluator, agent)
     campaign = Campaign.create(config, backend, evaluator=evaluator, kernel_text=kernel_text)
     return _run(campaign, printer, pool)
