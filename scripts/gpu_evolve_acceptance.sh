@@ -36,12 +36,12 @@ case "$STAGE" in
     nvcc --version | tail -1
     python3 -c "from workbench.pool import local_gpus; print('local_gpus', local_gpus())"
     # stand-ins through RayPool with one GPU per task: checks the Ray install, GPU accounting and stamps
-    python3 -m workbench.pool --standin correct --candidates 4 --suite smoke --pools ray --gpus 2 \
+    python3 scripts/pool_bench.py --standin correct --candidates 4 --suite smoke --pools ray --gpus 2 \
       --json "$OUT/pool_env_standin.json" 2>&1 | tee "$OUT/env.log"
     ;;
   throughput|local)
     pools=ray; [ "$STAGE" = local ] && pools=local
-    python3 -m workbench.pool --kernel "$KERNEL" --candidates "$CANDIDATES" --suite dev26 --anchors "$ANCHORS" \
+    python3 scripts/pool_bench.py --kernel "$KERNEL" --candidates "$CANDIDATES" --suite dev26 --anchors "$ANCHORS" \
       --pools "$pools" --gpus 1,2 --json "$OUT/pool_throughput_${pools}_h200x2.json" 2>&1 | tee "$OUT/$STAGE.log"
     ;;
   evolve)

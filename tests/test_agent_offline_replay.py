@@ -7,7 +7,8 @@ import pytest
 
 from workbench.agent import cli
 from workbench.agent.backends import TurnRequest
-from workbench.agent.backends.offline import ScriptedAgent, knob_layer, parse_knobs
+from workbench.agent.backends.offline import ScriptedAgent
+from workbench.knobs import knob_layer, parse_knobs
 from workbench.agent.backends.replay import ReplayBackend
 from workbench.agent.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
 from workbench.agent.interventions import PolicyConfig

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from workbench.harness.check import check
-from workbench.harness.cli_check import main as check_main
+from workbench.check_cli import main as check_main
 from workbench.harness.result import CheckRequest, SuiteResult
 from workbench.traces.writer import read_table
 

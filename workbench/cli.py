@@ -9,7 +9,7 @@ import importlib
 import sys
 
 SUBCOMMANDS = {
-    "check": ("workbench.harness.cli_check", "build, verify and time one kernel on a suite"),
+    "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
     "campaign": ("workbench.agent.cli", "run an agent campaign on a kernel (question interventions, traces)"),
     "experiment": ("workbench.agent.cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
     "bank": ("workbench.agent.questions", "list, add and promote questions of the question bank"),

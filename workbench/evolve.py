@@ -133,7 +133,7 @@ def novelty_verdict(child: str, parent: str, parent_deleted, seen: set) -> str:
 def knob_mutations(source: str, layer: str, rng: random.Random) -> list[tuple[str, str]]:
     """Every one-knob change of a kernel as (child source, description), in an order drawn from `rng`: the knobs
     of the question's layer first, then the rest (a question whose layer has no knob gets any knob)."""
-    from workbench.agent.backends.offline import parse_knobs
+    from workbench.knobs import parse_knobs
 
     knobs = parse_knobs(source)
     moves = {True: [], False: []}

@@ -66,7 +66,7 @@ class KnobEvaluator:
         self.requests = []
 
     def __call__(self, request):
-        from workbench.agent.backends.offline import parse_knobs
+        from workbench.knobs import parse_knobs
 
         self.requests.append(request)
         knobs = parse_knobs(Path(request.kernel_path).read_text())
