@@ -82,7 +82,29 @@ def smoke_suite() -> list[Scenario]:
     ]
 
 
-SUITES = {"smoke": smoke_suite, "dev26": dev26_suite, "full": full_suite}
+def edge_suite() -> list[Scenario]:
+    """The corners of the contract for every head_dim, on shapes small enough to check every row: one query
+    or one key, rows that see no key (causal with Sq > Sk), whole query blocks that see none, lengths one
+    past a tile, odd batch and head counts, GQA and MQA, short keys, and a long key range over few queries
+    (split-KV)."""
+    out: list[Scenario] = []
+    for d in (64, 128, 256):
+        out += [
+            Scenario(f"E_d{d}_one_by_one", 1, 2, 2, 1, 1, d, False, "bf16", "E"),
+            Scenario(f"E_d{d}_decode_causal", 2, 8, 2, 1, 1000, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_q1000_k1_causal", 1, 2, 1, 1000, 1, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_q129_k4097_gqa_causal", 1, 8, 2, 129, 4097, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_q4097_k129_mqa_causal", 1, 8, 1, 4097, 129, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_q333_k77_gqa", 2, 16, 4, 333, 77, d, False, "bf16", "E"),
+            Scenario(f"E_d{d}_s64_causal", 1, 4, 4, 64, 64, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_s200_odd_heads", 3, 3, 3, 200, 200, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_q2000_k300_causal", 1, 4, 2, 2000, 300, d, True, "bf16", "E"),
+            Scenario(f"E_d{d}_q100_k16k_split", 1, 2, 1, 100, 16384, d, False, "bf16", "E"),
+        ]
+    return out
+
+
+SUITES = {"smoke": smoke_suite, "dev26": dev26_suite, "full": full_suite, "edge": edge_suite}
 
 if __name__ == "__main__":
     SUITES_DIR.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ CATEGORY_NAMES = {
     "B": "GQA model shapes",
     "C": "ragged lengths",
     "D": "KV-cache prefill + cross",
+    "E": "edge cases of the contract",
     "user": "user shapes",
 }
 
