@@ -40,7 +40,7 @@ for stage in "$@"; do
     sanitize)
       for k in $KERNELS; do
         for tool in racecheck synccheck; do
-          compute-sanitizer --tool $tool --kernel-name regex:attn --print-limit 5 \
+          compute-sanitizer --tool $tool --kernel-name kns=attn --print-limit 5 \
             python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/edge.csv --kernels "$k" --no-time \
             --no-scaled --seeds 0 --only s64_causal,q333_k77 > "$OUT/sanitize_${tool}_$(basename "$k" .cu).log" 2>&1
           echo "$(basename "$k") $tool: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize_${tool}_$(basename "$k" .cu).log" | tr '\n' ' ')"
