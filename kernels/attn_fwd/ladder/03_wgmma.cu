@@ -27,7 +27,13 @@
 // softmax/GEMM overlap: large d128 non-causal 480-560 TFLOP/s (~0.65-0.75x FA3), d64 lower (exp-bound,
 // 400-480), d256 ~500. Categories A/B 0.65-0.75x FA3 (02 was 0.52/0.51), C/D ~0.7-0.9x (split-KV as in
 // 02; D cross with 77 keys pays a 128-key block). Overall 0.70-0.80x FA3 in device time.
-// Measured: (not yet on the H200)
+// Measured (H200, 2026-12-01, device time: one CUDA-graph replay per sample, L2 flushed; command:
+// `bash scripts/gpu_hopper.sh edge dev26 sass`, i.e. scripts/ladder_bench.py, first version, one run):
+// edge 30/30 and dev26 26/26 pass (fp64 reference, x16 inputs). dev26 geomean x FA3 0.826 (A 0.767,
+// B 0.759, C 0.859, D 0.975). d128 526-594 TFLOP/s (predicted 480-560), d256 504-663, d64 271-413
+// (below the 400-480 predicted: the exponentials are serial with the GEMMs). Best D_prefill_q128_k4k
+// 1.76x FA3 (split-KV; FA3 does not split there), worst A_d256_c1_s16k 0.63x. SASS: HGMMA 49,
+// UTMALDG 36, UTMASTG 3, USETMAXREG 6, no HMMA, no LDL/STL; ptxas 0 spill bytes.
 //
 // Next rung should fix: the serial softmax (tensor cores idle ~40 % of a d128 iteration), and short-key
 // shapes (a 77-key block padded to 128).
