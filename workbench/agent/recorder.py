@@ -9,16 +9,13 @@ through the writer's redaction.
 from __future__ import annotations
 
 import json
-import os
 import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
                                     MessageDone, ToolCallFinished, TurnCommitted)
-from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts
+from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts, write_parquet_durable
 
 OUTPUT_TEXT_CHARS = 30_000
 TURN_TABLES = ("tool_calls", "evaluations", "interventions", "messages")   # write order; messages commits
@@ -67,9 +64,8 @@ class TraceRecorder:
         for stale in directory.glob("part-*.parquet"):
             if stale.name != "part-00000.parquet":
                 stale.unlink()
-        tmp = directory / "part-00000.tmp"
-        pq.write_table(to_table("sessions", [dict(row, session_id=self.session_id)]), tmp)
-        os.replace(tmp, directory / "part-00000.parquet")
+        write_parquet_durable(to_table("sessions", [dict(row, session_id=self.session_id)]),
+                              directory / "part-00000.parquet")
 
     def _on_campaign_started(self, e: CampaignStarted) -> None:
         previous = read_table(self.writer.root, "sessions", self.session_id)

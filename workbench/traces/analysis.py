@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.traces.schema import TABLES
+from workbench.traces.writer import table_files
 
 from workbench.traces.edits import EDIT_TOOLS, EditTracker
 from workbench.traces.rules import AGENT_WINDOW, CLASSES, claims_limit, classify_message, message_layer
@@ -51,7 +52,7 @@ def connect(roots) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("SET threads TO 2")
     for table, schema in TABLES.items():
-        files = [str(p) for root in roots for p in sorted((root / table).glob("*/part-*.parquet"))]
+        files = [str(p) for root in roots for p in table_files(root, table)]
         if files:
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
             con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")

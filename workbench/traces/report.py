@@ -21,6 +21,8 @@ import pandas as pd
 from workbench import plots
 from workbench.traces import analysis as an
 from workbench.traces import edits, rules
+from workbench.traces.integrity import session_warnings
+from workbench.traces.writer import write_text_durable
 
 MAX_TABLE_ROWS = 200        # longer tables show their first rows and say how many were left out
 MESSAGE_CHARS = 180
@@ -181,6 +183,14 @@ def _provenance(a: an.Analysis) -> str:
     return f"<p>{html.escape(text)}.</p>{note}"
 
 
+def _warnings_html(warnings: list[str]) -> str:
+    if not warnings:
+        return ""
+    items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
+    return (f'<div class="note"><b>{len(warnings)} session(s) look incomplete</b>; their numbers below may be '
+            f"too low:<ul>{items}</ul></div>")
+
+
 def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: str | None = None,
                  progress=None) -> Path:
     say = progress or (lambda _m: None)
@@ -188,6 +198,9 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
     started = time.perf_counter()
     a = an.analyze(roots, gain_threshold=gain_threshold, progress=say)
     footer = _footer(a, roots)
+    warnings = session_warnings(roots)
+    for line in warnings:
+        say(f"warning: {line}")
     o = a.overall
     say("drawing figures")
 
@@ -232,7 +245,7 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
         f"<h1>{html.escape(title or 'Intervention statistics')}</h1>",
         f'<p class="muted">built {built} from {", ".join(html.escape(str(r)) for r in roots)} '
         f"in {time.perf_counter() - started:.1f} s · gain threshold {100 * gain_threshold:.0f} %</p>",
-        _provenance(a), f'<div class="cards">{cards}</div>',
+        _provenance(a), _warnings_html(warnings), f'<div class="cards">{cards}</div>',
         "<h2>Best geomean so far</h2>",
         "<p>Each dot is one harness run; the black step is the best so far; stars are gain events. Dashed lines "
         "are the messages that steered the agent, coloured by class.</p>", _img(fig_best, "best so far"),
@@ -288,7 +301,7 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
             f"<body><main>{''.join(sections)}</main></body></html>")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    write_text_durable(out, page)          # a kill leaves the previous report, never a torn one
     return out
 
 

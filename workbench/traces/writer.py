@@ -1,49 +1,173 @@
-"""Append-only parquet trace writer and reader.
+"""Append-only parquet trace writer and reader, safe against kill -9 at any instruction.
 
-Layout: <root>/<table>/<session_id>/part-<NNNNN>.parquet. Every append writes one small part file atomically
-(temp file + rename), so a kill -9 loses at most the rows of the append in flight and many sessions coexist
-without locks. `compact()` merges a session's parts into a single file per table when the session ends.
-Every string is passed through `redact` first: API keys and other secrets never reach disk.
+Layout: <root>/<table>/<session_id>/part-<NNNNN>.parquet. Every append writes one part file durably (temp file,
+fsync, then a hard link to the next free name, which fails instead of overwriting when another process took
+that name), so a kill loses at most the rows of the append in flight and concurrent writers never overwrite
+each other. Directories whose name starts with '.' are staging areas, never read.
+
+`compact()` merges a session's parts into one file per table when the session ends, in an order where every
+instant is consistent: the merged file is written and fsynced as `merged-<K>.parquet` (K = the last part it
+covers), and only then are parts 0..K removed and the merged file renamed to part-00000. Readers
+(`live_parts`) take a merged-K file in place of the parts up to K, so they see every row exactly once whether a
+merge finished, was cut short, or never started; the next compaction or resume finishes an interrupted one.
+
+`replace_session()` (imports) writes a session's new tables beside the old ones, under a lock on the session
+id, and swaps them in one table at a time with a journal, so a kill leaves either the old copy or the new one
+of each table, and the next import of that session finishes the swap.
+
+Every string is passed through `workbench.redaction.redact` first: API keys and other secrets never reach disk.
 """
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import re
+import shutil
+import uuid
 from pathlib import Path
 from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from workbench.crash import crash_point
+from workbench.locks import hold_lock
+from workbench.redaction import REDACTED, redact, replace_surrogates   # noqa: F401  (re-exported)
 from workbench.traces.schema import TABLES
 
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN", "HF_TOKEN", "GITHUB_TOKEN")
-SECRET_PATTERNS = [
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"sk-[A-Za-z0-9]{20,}"),
-    re.compile(r"(?i)(x-api-key|authorization|api[_-]?key)(\"?\s*[:=]\s*\"?)(Bearer\s+)?[A-Za-z0-9_\-\.]{12,}"),
-]
-REDACTED = "[REDACTED]"
+PART = re.compile(r"^part-(\d{5,})\.parquet$")
+MERGED = re.compile(r"^merged-(\d{5,})\.parquet$")
+LOCKS_DIR = ".locks"
 
 
-def redact(text: str | None) -> str | None:
-    """Remove anything that looks like a credential, and the values of known secret variables."""
-    if not text:
-        return text
-    for name in SECRET_ENV_VARS:
-        value = os.environ.get(name)
-        if value and len(value) >= 8 and value in text:
-            text = text.replace(value, REDACTED)
-    for pattern in SECRET_PATTERNS:
-        if pattern.groups >= 2:
-            text = pattern.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-        else:
-            text = pattern.sub(REDACTED, text)
-    return text
+# ---- durable file operations ---------------------------------------------------------------------------
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _tmp_name(directory: Path, stem: str) -> Path:
+    return directory / f"{stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+
+
+def write_parquet_durable(table: pa.Table, path: Path) -> None:
+    """Write `path` so that it exists complete or not at all (temp file, fsync, rename, fsync dir)."""
+    tmp = _tmp_name(path.parent, path.stem)
+    try:
+        pq.write_table(table, tmp)
+        _fsync_file(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_tmps(directory: Path, stem: str) -> None:
+    """Temp files `<stem>.<pid>.<random>.tmp` left by writers that were killed (their pid is gone)."""
+    for tmp in directory.glob(f"{stem}.*.tmp"):
+        pid = tmp.name[len(stem) + 1:].split(".", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def write_text_durable(path: Path, text: str) -> None:
+    """Replace `path` with text so that a kill leaves the old file or the new one, never a torn one."""
+    path = Path(path)
+    tmp = _tmp_name(path.parent, path.name)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    remove_stale_tmps(path.parent, path.name)
+
+
+# ---- which files hold a session's rows -------------------------------------------------------------------
+def _indexed(directory: Path, pattern: re.Pattern) -> list[tuple[int, Path]]:
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted((int(m.group(1)), directory / name) for name in names if (m := pattern.match(name)))
+
+
+def live_parts(directory: str | Path) -> list[Path]:
+    """The files holding one session table's rows, in order: the newest merged-K file (if a merge was cut
+    short) in place of parts 0..K, then the parts after K."""
+    directory = Path(directory)
+    parts = _indexed(directory, PART)
+    merged = _indexed(directory, MERGED)
+    if not merged:
+        return [p for _, p in parts]
+    last, path = merged[-1]
+    return [path] + [p for i, p in parts if i > last]
+
+
+def session_dirs(root: str | Path, table: str) -> list[Path]:
+    base = Path(root) / table
+    try:
+        names = sorted(os.listdir(base))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [base / n for n in names if not n.startswith(".") and (base / n).is_dir()]
+
+
+def table_files(root: str | Path, table: str, session_id: str | None = None) -> list[Path]:
+    """Every live parquet file of a table under root (optionally one session's)."""
+    dirs = [Path(root) / table / session_id] if session_id else session_dirs(root, table)
+    return [p for d in dirs for p in live_parts(d)]
+
+
+def finish_compaction(directory: str | Path) -> None:
+    """Complete a merge that was cut short: drop the parts and older merged files the newest merged-K covers,
+    then make it part-00000. Safe to call at any time (a no-op without a merged file)."""
+    directory = Path(directory)
+    merged = _indexed(directory, MERGED)
+    if not merged:
+        return
+    last, path = merged[-1]
+    for _, older in merged[:-1]:
+        older.unlink(missing_ok=True)
+    covered = [p for i, p in _indexed(directory, PART) if i <= last]
+    for n, part in enumerate(covered):
+        part.unlink(missing_ok=True)
+        if n == 0:
+            crash_point("compact.parts_unlinked")
+    fsync_dir(directory)
+    os.replace(path, directory / "part-00000.parquet")
+    fsync_dir(directory)
+
+
+# ---- rows to arrow -------------------------------------------------------------------------------------
 def to_table(table: str, rows: Iterable[dict]) -> pa.Table:
-    """Rows (dicts) to a pyarrow Table of the table's schema; unknown keys are an error, missing ones null."""
+    """Rows (dicts) to a pyarrow Table of the table's schema; unknown keys are an error, missing ones null.
+    Strings are redacted and lone surrogates replaced (they cannot be written as UTF-8)."""
     schema = TABLES[table]
     rows = list(rows)
     unknown = {k for row in rows for k in row} - set(schema.names)
@@ -53,7 +177,7 @@ def to_table(table: str, rows: Iterable[dict]) -> pa.Table:
     for field in schema:
         values = [row.get(field.name) for row in rows]
         if pa.types.is_string(field.type):
-            values = [redact(str(v)) if v is not None else None for v in values]
+            values = [redact(replace_surrogates(str(v))) if v is not None else None for v in values]
         columns[field.name] = pa.array(values, type=field.type)
     return pa.table(columns, schema=schema)
 
@@ -66,11 +190,6 @@ class TraceWriter:
     def _dir(self, table: str) -> Path:
         return self.root / table / self.session_id
 
-    def _next_part(self, directory: Path) -> Path:
-        existing = sorted(directory.glob("part-*.parquet"))
-        index = int(existing[-1].stem.split("-")[1]) + 1 if existing else 0
-        return directory / f"part-{index:05d}.parquet"
-
     def append(self, table: str, rows: Iterable[dict]) -> Path | None:
         rows = [dict(row, session_id=row.get("session_id") or self.session_id) for row in rows]
         if not rows:
@@ -78,32 +197,43 @@ class TraceWriter:
         arrow = to_table(table, rows)
         directory = self._dir(table)
         directory.mkdir(parents=True, exist_ok=True)
-        path = self._next_part(directory)
-        tmp = path.with_suffix(".tmp")
-        pq.write_table(arrow, tmp)
-        os.replace(tmp, path)
+        tmp = _tmp_name(directory, "part")
+        try:
+            pq.write_table(arrow, tmp)
+            _fsync_file(tmp)
+            while True:     # the next free index; link() fails rather than replace another writer's part
+                used = [i for i, _ in _indexed(directory, PART) + _indexed(directory, MERGED)]
+                path = directory / f"part-{(max(used) + 1 if used else 0):05d}.parquet"
+                try:
+                    os.link(tmp, path)
+                    break
+                except FileExistsError:
+                    continue
+        finally:
+            tmp.unlink(missing_ok=True)
+        fsync_dir(directory)
         return path
 
     def compact(self) -> None:
         """Merge each table's parts for this session into part-00000.parquet (one file per session per table)."""
         for table in TABLES:
             directory = self._dir(table)
-            parts = sorted(directory.glob("part-*.parquet")) if directory.exists() else []
+            if not directory.is_dir():
+                continue
+            finish_compaction(directory)
+            parts = live_parts(directory)
             if len(parts) <= 1:
                 continue
+            last = max(i for i, _ in _indexed(directory, PART))
             merged = pa.concat_tables([pq.read_table(p, schema=TABLES[table]) for p in parts])
-            tmp = directory / "compact.tmp"
-            pq.write_table(merged, tmp)
-            for p in parts:
-                p.unlink()
-            os.replace(tmp, directory / "part-00000.parquet")
+            write_parquet_durable(merged, directory / f"merged-{last:05d}.parquet")
+            crash_point("compact.merged_written")
+            finish_compaction(directory)
 
 
 def read_table(root: str | Path, table: str, session_id: str | None = None):
     """All rows of one table under root (optionally one session) as a pandas DataFrame."""
-    base = Path(root) / table
-    pattern = f"{session_id}/part-*.parquet" if session_id else "*/part-*.parquet"
-    parts = sorted(base.glob(pattern)) if base.exists() else []
+    parts = table_files(root, table, session_id)
     schema = TABLES[table]
     if not parts:
         return schema.empty_table().to_pandas()
@@ -117,8 +247,9 @@ def trim_parts(root: str | Path, table: str, session_id: str, column: str, commi
     rewriting each part atomically. Rows with a null `column` are kept when keep_null. Returns rows dropped."""
     directory = Path(root) / table / session_id
     schema = schema or TABLES[table]
+    finish_compaction(directory)
     dropped = 0
-    for part in sorted(directory.glob("part-*.parquet")) if directory.exists() else []:
+    for part in live_parts(directory):
         data = pq.read_table(part, schema=schema)
         values = data.column(column).to_pylist()
         keep = [i for i, v in enumerate(values) if (v is None and keep_null) or (v is not None and v <= committed)]
@@ -126,9 +257,94 @@ def trim_parts(root: str | Path, table: str, session_id: str, column: str, commi
             continue
         dropped += len(values) - len(keep)
         if keep:
-            tmp = part.with_suffix(".tmp")
-            pq.write_table(data.take(keep), tmp)
-            os.replace(tmp, part)
+            write_parquet_durable(data.take(keep), part)
         else:
             part.unlink()
     return dropped
+
+
+# ---- replacing a whole session (imports) ----------------------------------------------------------------
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two directories (renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _journal(root: Path, session_id: str) -> Path:
+    return root / LOCKS_DIR / f"replace-{session_id}.json"
+
+
+def _roll_forward(root: Path, session_id: str) -> None:
+    """Finish the swap a journal describes (idempotent: every step checks what is already done)."""
+    journal = _journal(root, session_id)
+    if not journal.exists():
+        return
+    plan = json.loads(journal.read_text())
+    token = plan["token"]
+    for n, table in enumerate(plan["tables"]):
+        target = root / table / session_id
+        staged = root / table / f".{session_id}.new-{token}"
+        marker = f".replace-{token}"
+        if (target / marker).exists():
+            pass                                     # swapped before the kill
+        elif staged.exists():
+            if not target.exists():
+                os.rename(staged, target)
+            elif not _exchange(staged, target):
+                os.rename(target, root / table / f".{session_id}.old-{token}")
+                os.rename(staged, target)
+            fsync_dir(root / table)
+        elif target.exists():                        # the new import has no rows for this table
+            os.rename(target, root / table / f".{session_id}.old-{token}")
+            fsync_dir(root / table)
+        if n == 0:
+            crash_point("replace.first_table_swapped")
+    for table in TABLES:
+        for leftover in (root / table).glob(f".{session_id}.*-{token}") if (root / table).exists() else []:
+            shutil.rmtree(leftover, ignore_errors=True)
+        (root / table / session_id / f".replace-{token}").unlink(missing_ok=True)
+    journal.unlink()
+    fsync_dir(journal.parent)
+
+
+def pending_replacements(root: str | Path) -> list[str]:
+    """Session ids whose replacement was cut short (finished by the next import of that session)."""
+    directory = Path(root) / LOCKS_DIR
+    return sorted(p.stem[len("replace-"):] for p in directory.glob("replace-*.json")) if directory.exists() else []
+
+
+def session_lock(root: str | Path, session_id: str, what: str | None = None):
+    return hold_lock(Path(root) / LOCKS_DIR / f"session-{session_id}.lock", what=what or f"session {session_id}")
+
+
+def replace_session(root: str | Path, session_id: str, rows_by_table: dict) -> dict:
+    """Make the session's rows in every table exactly `rows_by_table` (tables not given end up empty), with a
+    kill at any point leaving each table either old or new. Raises LockHeld while another process imports the
+    same session. Returns rows written per table."""
+    root = Path(root)
+    arrows = {t: to_table(t, [dict(r, session_id=session_id) for r in rows])       # bad rows fail before any write
+              for t, rows in rows_by_table.items() if rows}
+    with session_lock(root, session_id, what=f"import of session {session_id}"):
+        _roll_forward(root, session_id)                 # an earlier import of this session cut short
+        staging = re.compile(rf"^\.{re.escape(session_id)}\.(new|old)-[0-9a-f]{{12}}$")
+        for table in TABLES:                            # staging of an import killed before its journal
+            for orphan in (root / table).iterdir() if (root / table).is_dir() else []:
+                if staging.match(orphan.name):
+                    shutil.rmtree(orphan, ignore_errors=True)
+        token = uuid.uuid4().hex[:12]
+        for table, arrow in arrows.items():
+            staged = root / table / f".{session_id}.new-{token}"
+            staged.mkdir(parents=True)
+            write_parquet_durable(arrow, staged / "part-00000.parquet")
+            (staged / f".replace-{token}").touch()
+            crash_point("replace.table_staged")
+        journal = _journal(root, session_id)
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        write_text_durable(journal, json.dumps({"token": token, "tables": list(TABLES)}))
+        _roll_forward(root, session_id)
+    return {t: a.num_rows for t, a in arrows.items()}

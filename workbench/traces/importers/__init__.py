@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from workbench.locks import LockHeld
 from workbench.traces.importers.claude_code import import_claude_code
 from workbench.traces.importers.codex import import_codex
 from workbench.traces.importers.common import MALFORMED_SHOWN, ImportedSession, write_session
@@ -105,7 +106,11 @@ def import_main(argv: list[str] | None = None) -> int:
     def log(line):
         print(f"workbench import: {line}", file=sys.stderr)
 
-    sessions = import_paths(args.paths, args.out, args.format, args.arm, args.campaign_id, log=log)
+    try:
+        sessions = import_paths(args.paths, args.out, args.format, args.arm, args.campaign_id, log=log)
+    except LockHeld as err:       # another import of the same session is writing it right now
+        log(str(err))
+        return 2
     if not sessions:
         log("nothing imported; pass Claude Code / Codex JSONL files or a campaign directory")
         return 2

@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from workbench.traces.schema import TABLES
-from workbench.traces.writer import TraceWriter
+from workbench.traces.writer import replace_session
 
 OUTPUT_HEAD_CHARS = 4000        # tool output kept in tool_calls.output_text / messages.text
 MALFORMED_SHOWN = 20            # malformed lines listed by the CLI; all are counted
@@ -280,17 +279,22 @@ def evaluation_rows(text: str, *, session_id: str, call_id: str | None, ts, sour
 
 # ---- writing -----------------------------------------------------------------------------------------
 def write_session(root: str | Path, imported: ImportedSession) -> dict:
-    """Replace whatever the root held for this session with the imported rows; returns rows per table."""
-    root = Path(root)
+    """Replace whatever the root held for this session with the imported rows; returns rows per table.
+
+    The new copy is written beside the old one and swapped in (writer.replace_session), under a lock on the
+    session id: a kill leaves the old or the new copy, and a parallel import of the same session is refused
+    (LockHeld) instead of duplicating rows. The sessions row records how many rows each table got, so the
+    report can tell a complete session from an interrupted one."""
     sid = imported.session_id
-    for table in TABLES:
-        shutil.rmtree(root / table / sid, ignore_errors=True)
-    writer = TraceWriter(root, sid)
-    writer.append("sessions", [imported.session])
-    counts = {"sessions": 1}
-    for table, rows in imported.tables.items():
-        if table == "sessions":
-            continue
-        writer.append(table, rows)
-        counts[table] = len(rows)
-    return counts
+    tables = {t: rows for t, rows in imported.tables.items() if t != "sessions"}
+    counts = {t: len(rows) for t, rows in tables.items() if rows}
+    session = dict(imported.session)
+    try:
+        config = json.loads(session.get("config_json") or "{}")
+    except ValueError:
+        config = {}
+    if isinstance(config, dict):
+        config["rows_written"] = counts
+        session["config_json"] = json.dumps(config)
+    written = replace_session(root, sid, {"sessions": [session], **tables})
+    return {"sessions": 1, **{t: written.get(t, 0) for t in tables}}

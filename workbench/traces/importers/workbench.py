@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from workbench.traces.importers.common import ImportedSession, ImportTally, evaluation_rows
 from workbench.traces.schema import TABLES
+from workbench.traces.writer import session_dirs, table_files
 
 SEARCH_DEPTH = 3    # how deep below the given directory trace roots are looked for
 
@@ -37,7 +38,7 @@ def find_trace_roots(path: Path) -> list[Path]:
 
 def _rows(root: Path, table: str, session_id: str, tally: ImportTally) -> list[dict]:
     rows = []
-    for part in sorted((root / table / session_id).glob("part-*.parquet")):
+    for part in table_files(root, table, session_id):
         tally.files.append(str(part))
         try:
             data = pq.read_table(part).to_pylist()
@@ -58,7 +59,7 @@ def import_workbench(paths: list[Path], arm: str | None = None,
     sessions = []
     for path in paths:
         for root in find_trace_roots(Path(path)):
-            for session_dir in sorted(p for p in (root / "sessions").iterdir() if p.is_dir()):
+            for session_dir in session_dirs(root, "sessions"):
                 sid = session_dir.name
                 tally = ImportTally()
                 tables = {t: _rows(root, t, sid, tally) for t in TABLES}
