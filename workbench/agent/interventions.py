@@ -1,10 +1,12 @@
 """The intervention policy: when to put a question to the agent, and which one.
 
-Checked at every turn boundary, after the turn's tool results are in:
+Checked at every turn boundary, after the turn's tool results are in (`question_at_boundary`: the one decision
+the built-in loop and an external agent's campaign, campaign_service.py, both make):
   * suspicious: a new best that jumps more than 1.5x over the previous best, a harness suspicion flag, or
     TFLOP/s near the measured ceiling (evaluated on the runs of this turn);
   * claim: the agent says it is done, optimal or at a hardware limit, or ends its turn while the stop
-    condition does not hold (rule-based, `detect_claim`); saying "done" never ends a campaign;
+    condition does not hold (rule-based, `detect_claim`), or states a claim outright (an external agent's
+    `claim` argument); saying "done" never ends a campaign;
   * stall: no new best geomean after `stall_runs` harness runs or `stall_calls` tool calls.
 Precedence is suspicious > claim > stall (a jump to check outranks a plateau).
 
@@ -19,7 +21,7 @@ import threading
 import re
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from workbench.agent.questions import Question
 
@@ -116,6 +118,13 @@ class Policy:
     def on_tool_call(self) -> None:
         self.state.calls_since_best += 1
 
+    def on_result(self, result) -> bool:
+        """Record a harness run, scored by its geomean vs the original when every scenario is correct (a run
+        with a wrong scenario is never a best). Returns whether it is a new best."""
+        score = result.stop_variables().get("geomean_vs_original") if result.rows and result.all_correct else None
+        finite = isinstance(score, (int, float)) and score == score and abs(score) != float("inf")
+        return self.on_evaluation(result, float(score) if finite else None)
+
     def on_evaluation(self, result, score: Optional[float]) -> bool:
         """Record a harness run; `score` is its geomean vs original (None unless all correct).
         Returns whether it is a new best."""
@@ -137,15 +146,31 @@ class Policy:
         return True
 
     # ---- the decision at a turn boundary ------------------------------------------------------------
-    def detect_trigger(self, assistant_text: str, ended_turn: bool, stop_met: bool) -> tuple[str, str]:
-        """(trigger, reason) that holds now, or ("", "")."""
+    def question_at_boundary(self, assistant_text: str, ended_turn: bool, stop_met: bool,
+                             next_human: Callable[[], Optional[dict]] = lambda: None,
+                             claimed: str = "") -> tuple[str, str, Optional[Inquiry]]:
+        """(trigger, reason, question or None) at a turn boundary. `next_human()` pops the person's waiting
+        question; it is only called when the mode takes one and the stop condition does not hold (a campaign
+        that is done asks nothing and keeps the person's question)."""
+        trigger, reason = self.detect_trigger(assistant_text, ended_turn, stop_met, claimed)
+        if stop_met:
+            return trigger, reason, None
+        human = next_human() if self.takes_human_questions else None
+        return trigger, reason, self.decide(trigger, reason, human)
+
+    def detect_trigger(self, assistant_text: str, ended_turn: bool, stop_met: bool,
+                       claimed: str = "") -> tuple[str, str]:
+        """(trigger, reason) that holds now, or ("", ""). `claimed` is a claim the agent stated outright."""
         st, cfg = self.state, self.config
         if st.pending_suspicion:
             return "suspicious", "; ".join(st.pending_suspicion)
         if not stop_met:
-            claim = detect_claim(assistant_text)
+            claim = detect_claim("\n".join(filter(None, (claimed, assistant_text))))
             if claim:
                 return "claim", f"agent said {claim.phrase!r} ({claim.kind}) while the stop condition does not hold"
+            if claimed.strip():
+                return "claim", (f"agent claimed {' '.join(claimed.split())[:120]!r} while the stop condition does "
+                                 "not hold")
             if ended_turn:
                 return "claim", "agent ended its turn while the stop condition does not hold"
         if st.runs_since_best >= cfg.stall_runs:

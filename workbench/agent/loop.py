@@ -350,13 +350,9 @@ class Campaign:
 
         ended = not reply.tool_uses and reply.stop_reason != "max_tokens"
         self.idle_turns = 0 if reply.tool_uses else self.idle_turns + 1
-        trigger, why = self.policy.detect_trigger(reply.text, ended, stop_met)
+        trigger, why, inquiry = self.policy.question_at_boundary(reply.text, ended, stop_met, self.inbox.pop)
         if trigger:
             publish(TriggerDetected(turn=turn, trigger=trigger, reason=why))
-        inquiry = None
-        if not stop_met:
-            human = self.inbox.pop() if self.policy.takes_human_questions else None
-            inquiry = self.policy.decide(trigger, why, human)
         content, human_block = list(results), None
         if inquiry:
             content.append({"type": "text", "text": inquiry.text})
@@ -412,10 +408,9 @@ class Campaign:
         variables = r.stop_variables() if r.rows else {}
         g_orig = _finite(variables.get("geomean_vs_original"))
         g_fa3 = _finite(variables.get("geomean_vs_fa3"))
-        score = g_orig if r.all_correct else None
-        new_best = self.policy.on_evaluation(r, score)
+        new_best = self.policy.on_result(r)
         if new_best:
-            self.best_vs_original, self.best_vs_fa3, self.best_sha = score, g_fa3, outcome.kernel_sha
+            self.best_vs_original, self.best_vs_fa3, self.best_sha = g_orig, g_fa3, outcome.kernel_sha
         self.bus.publish(EvaluationDone(turn=turn, call_id=call_id, tool_index=self.tool_index,
                                         eval_id=outcome.eval_id, kernel_sha=outcome.kernel_sha, result=r,
                                         geomean_vs_original=g_orig, geomean_vs_fa3=g_fa3,
