@@ -40,6 +40,8 @@ def parse_args(argv):
     p.add_argument("--gpu", type=int, default=0, help="GPU index")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failing scenario")
     p.add_argument("--no-timing", action="store_true", help="verify only (no timing, no speedups)")
+    p.add_argument("--campaign", metavar="ID", help="judge KERNEL inside campaign ID (artifact, trace rows, "
+                   "questions): see `workbench check KERNEL --campaign ID --help`")
     return p.parse_args(argv)
 
 
@@ -130,6 +132,10 @@ def write_traces(result: SuiteResult, traces_dir: str) -> str:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a == "--campaign" or a.startswith("--campaign=") for a in argv):
+        from workbench.agent.external_cli import check_main as check_in_campaign   # an outside agent's campaign
+        return check_in_campaign(argv)
     args = parse_args(argv)
     kernel = args.kernel
     if not kernel.startswith("standin:") and not Path(kernel).is_file():

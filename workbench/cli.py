@@ -16,6 +16,9 @@ SUBCOMMANDS = {
     "import": ("workbench.traces.importers", "import Claude Code / Codex transcripts into trace tables"),
     "report": ("workbench.traces.report", "build the intervention-statistics HTML report from traces"),
     "evolve": ("workbench.evolve", "evolutionary search with questions as mutation hints"),
+    "mcp": ("workbench.agent.mcp_server", "serve a campaign to your own agent over MCP (Claude Code, Codex, ...)"),
+    "ask": ("workbench.agent.external_cli", "put a question to the agent of a campaign (`workbench mcp`, "
+                                            "`check --campaign`)"),
 }
 
 

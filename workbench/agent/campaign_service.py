@@ -98,14 +98,17 @@ def read_inbox(campaign_dir: str | Path) -> list[dict]:
 
 # ---- the text an agent reads ------------------------------------------------------------------------------
 def question_block(inquiry: Inquiry) -> str:
+    """The question as a marked block after a result, so an agent (and a transcript importer) cannot miss it."""
     if inquiry.source == "human":
-        origin = "from a person"
+        origin = "from a person" + (f" at a {inquiry.trigger}" if inquiry.trigger != "human" else "")
     else:
-        origin = "from the question bank" + (f", {inquiry.question_id}" if inquiry.question_id else "") + \
+        origin = f"{inquiry.trigger}; from the question bank" + \
+                 (f", {inquiry.question_id}" if inquiry.question_id else "") + \
                  (f", layer {inquiry.layer}" if inquiry.layer else "")
-    why = f"Asked because: {inquiry.reason}." if inquiry.reason else ""
-    return "\n".join([f"{QUESTION_OPEN} ({inquiry.trigger}; {origin}) ===", inquiry.text, why,
-                      "Settle it with a measurement before your next change.", QUESTION_CLOSE])
+    lines = [f"{QUESTION_OPEN} ({origin}) ===", inquiry.text]
+    if inquiry.reason and inquiry.reason != "a person asked":
+        lines.append(f"(asked because: {inquiry.reason})")
+    return "\n".join(lines + ["Settle it with a measurement before your next change.", QUESTION_CLOSE])
 
 
 def _x(value) -> str:
@@ -415,7 +418,12 @@ class CampaignService:
         return None
 
     def waiting_questions(self) -> int:
-        return sum(1 for item in read_inbox(self.ws.root)[self.inbox_read:] if item)
+        """A person's questions not yet delivered (read without the lock: a server may hold it)."""
+        read = self.inbox_read
+        if not self._held:
+            snap = self.ws.load_snapshot(committed_turn(self.ws.traces_dir, self.ws.campaign_id)) or {}
+            read = int(snap.get("inbox_read") or 0)
+        return sum(1 for item in read_inbox(self.ws.root)[read:] if item)
 
     def status_line(self) -> str:
         """The line every reply ends with: only the stop condition says the campaign is done."""
@@ -443,7 +451,8 @@ class CampaignService:
         lines = [f"campaign {s['campaign_id']} (mode {s['mode']}, suite {s['suite']}); workspace {s['workspace']}, "
                  f"edit {s['kernel']}",
                  f"harness runs: {s['harness_runs']}; tool calls: {s['tool_calls']}; budget left: "
-                 f"{s['budget_left']['tool_calls']} tool calls, {s['budget_left']['wall_s'] / 3600:.1f} h",
+                 f"{s['budget_left']['tool_calls']} tool calls" + (
+                     f", {s['budget_left']['wall_s'] / 3600:.1f} h" if s['budget_left']['wall_s'] < 30 * 86400 else ""),
                  "last question: " + (f"({q['trigger']}, {q['source']}{' ' + q['question_id'] if q['question_id'] else ''})"
                                       f" {q['text']}" if q else "none yet"),
                  f"a person's questions waiting: {s['questions_waiting']}", self.status_line()]
