@@ -9,7 +9,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[dev,agent,notebook,ray]"
+.venv/bin/python -m pip install -q -e ".[dev,agent,notebook,ray,mcp]"
 # The real-browser notebook test drives Debian's Chromium (Playwright never downloads a browser here);
 # best effort: without it that one test is skipped with the reason.
 if [ -z "${WORKBENCH_SKIP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \

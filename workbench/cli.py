@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
         print(f"workbench {name}: needs the Python package {err.name!r}, which is not installed "
-              f"(pip install -e '.[agent,notebook,ray]' installs every optional part)", file=sys.stderr)
+              f"(pip install -e '.[agent,notebook,ray,mcp]' installs every optional part)", file=sys.stderr)
         return 2
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
     try:

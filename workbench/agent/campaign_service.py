@@ -100,7 +100,7 @@ def read_inbox(campaign_dir: str | Path) -> list[dict]:
 def question_block(inquiry: Inquiry) -> str:
     """The question as a marked block after a result, so an agent (and a transcript importer) cannot miss it."""
     if inquiry.source == "human":
-        origin = "from a person" + (f" at a {inquiry.trigger}" if inquiry.trigger != "human" else "")
+        origin = "from a person" + (f"; trigger {inquiry.trigger}" if inquiry.trigger != "human" else "")
     else:
         origin = f"{inquiry.trigger}; from the question bank" + \
                  (f", {inquiry.question_id}" if inquiry.question_id else "") + \
