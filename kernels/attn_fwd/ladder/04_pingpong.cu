@@ -46,11 +46,17 @@
 #ifndef D128_BN_CAUSAL
 #define D128_BN_CAUSAL 128  // @knob D128_BN_CAUSAL 128 {128,176}
 #endif
+#ifndef D128_BN_SWITCH
+#define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
+#endif
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
 #ifndef PERSISTENT
-#define PERSISTENT 1        // @knob PERSISTENT 1 {0,1,2}  one CTA per SM looping over tiles: 1 non-causal only, 2 always
+#define PERSISTENT 3        // @knob PERSISTENT 3 {0,1,3}  one CTA per SM looping over tiles: 1 non-causal only, 3 always
+#endif
+#ifndef DYNAMIC_SCHED
+#define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -77,23 +83,25 @@ struct Params {
     float* lse_part;  // [splits, B*Hq, Sq] natural-log partial lse
     int batch, heads_q, heads_kv, seqlen_q, seqlen_k, group, causal;
     int n_mblocks, n_splits, blocks_per_split;
+    int dynamic;      // persistent CTAs take their next tile from an atomic counter (else static striding)
     float scale_log2;
 };
 
-template <int D_, int BN_>
+template <int D_, int BN_, bool DYNAMIC_ = true>
 struct Cfg {
     static constexpr int D = D_, BN = BN_;
+    static constexpr bool DYNAMIC = DYNAMIC_;   // may take tiles from the atomic counter (registers allowing)
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
     static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
-    static constexpr int Q_BUFS = (4 * Q_WG_BYTES + 2 * kStages * KV_BYTES + 192 + 1024 <= 227 * 1024) ? 2 : 1;
+    static constexpr int Q_BUFS = (4 * Q_WG_BYTES + 2 * kStages * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_K = OFF_Q + Q_BUFS * 2 * Q_WG_BYTES;
     static constexpr int OFF_V = OFF_K + kStages * KV_BYTES;
     static constexpr int OFF_BAR = OFF_V + kStages * KV_BYTES;
-    static constexpr int SMEM = OFF_BAR + 192 + 1024;      // + barriers + slack to align the base to 1024
+    static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
     static_assert(SMEM <= 227 * 1024, "shared memory over the sm90 limit");
@@ -320,8 +328,50 @@ struct Bars {
     __device__ uint32_t v_full(int s) const { return base + 48 + 8 * s; }
     __device__ uint32_t v_empty(int s) const { return base + 64 + 8 * s; }
     __device__ uint32_t q_empty(int buf, int w) const { return base + 128 + 16 * buf + 8 * w; }   // O stored
+    __device__ uint32_t tile_full(int slot) const { return base + 160 + 8 * slot; }    // next tile index written
+    __device__ uint32_t tile_empty(int slot) const { return base + 176 + 8 * slot; }   // ... and read
+    __device__ uint32_t tile_slot(int slot) const { return base + 192 + 4 * slot; }    // the index itself
 };
 constexpr int kConsumerWarps = 8;   // every consumer warp releases a stage (arrival count of "empty")
+
+// ================================================================================================
+// Tile scheduler (persistent grids): static striding, or an atomic counter that resets itself
+// ================================================================================================
+__device__ unsigned int g_next_tile = 0;    // tiles handed out past the first wave (gridDim.x of them)
+__device__ unsigned int g_ctas_done = 0;    // CTAs that drew their terminal index this launch
+
+// The scheduler: thread 0 of consumer 0 draws the CTA's next tile (k + 1) at the start of tile k, right
+// before it waits for Q anyway (the atomic's latency hides there), and publishes it in a 2-slot mailbox
+// read by the TMA thread and the 8 consumer warps. (In the producer warpgroup, with 24 registers, the
+// same code made ptxas spill.)
+__device__ __forceinline__ void publish_next_tile(const Bars& bar, int k, int n_tiles) {
+    int next = gridDim.x + (int)atomicAdd(&g_next_tile, 1u);
+    if (next >= n_tiles) {   // done drawing; the last CTA to get here resets the counters, so the
+        next = n_tiles;      // next launch (or graph replay) starts from zero again
+        if (atomicAdd(&g_ctas_done, 1u) == gridDim.x - 1) {
+            atomicExch(&g_next_tile, 0u);
+            atomicExch(&g_ctas_done, 0u);
+        }
+    }
+    const int slot = (k + 1) & 1;
+    mbar_wait(bar.tile_empty(slot), ((((uint32_t)k) >> 1) & 1) ^ 1);
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(bar.tile_slot(slot)), "r"(next) : "memory");
+    mbar_arrive(bar.tile_full(slot));   // release: the readers' acquire-wait sees the store
+}
+
+// A reader's k-th tile (k >= 1): static striding, or the mailbox (one arrival per reading warp).
+template <bool DYNAMIC>
+__device__ __forceinline__ int await_tile(const Params& p, const Bars& bar, int tile, int k, bool whole_warp) {
+    if (!DYNAMIC || !p.dynamic) return tile + gridDim.x;
+    const int slot = k & 1;
+    mbar_wait(bar.tile_full(slot), (((uint32_t)(k - 1)) >> 1) & 1);
+    int next;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(next) : "r"(bar.tile_slot(slot)) : "memory");
+    if (whole_warp) __syncwarp();
+    if ((threadIdx.x & 31) == 0) mbar_arrive(bar.tile_empty(slot));
+    return next;
+}
+constexpr int kMailboxReaders = kConsumerWarps + 1;   // the consumer warps and the TMA thread
 
 // ================================================================================================
 // Producer: one thread issues every TMA load. Order K_0, then (K_j, V_{j-1}), then V_last: the
@@ -469,9 +519,10 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
 template <class C>
 __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o, const Tile& t, int2 range,
                                         int it, int tile_iter, int wq, uint32_t sQw, uint32_t sK, uint32_t sV,
-                                        const Bars& bar) {
+                                        const Bars& bar, int n_tiles) {
     constexpr int D = C::D, BN = C::BN;
     const int ltid = threadIdx.x - 128 * (wq + 1);
+    if (C::DYNAMIC && p.dynamic && wq == 0 && ltid == 0) publish_next_tile(bar, tile_iter, n_tiles);
     const int warp = ltid >> 5, lane = ltid & 31;
     const int q_first = t.m_block * kBM + 64 * wq;          // first query row of this warpgroup
     const int row0 = q_first + 16 * warp + (lane >> 2);     // this thread's rows: row0 and row0 + 8
@@ -600,6 +651,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     }
 }
 
+
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
@@ -629,34 +681,41 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
             mbar_init(bar.v_full(s), 1);
             mbar_init(bar.k_empty(s), kConsumerWarps);
             mbar_init(bar.v_empty(s), kConsumerWarps);
+            mbar_init(bar.tile_full(s), 1);
+            mbar_init(bar.tile_empty(s), kMailboxReaders);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
 
-    // Tiles tile = blockIdx.x + k * gridDim.x: one per CTA when the grid has every tile, several when it
-    // is persistent (a CTA per SM; the next tile's K_0 and Q load during this tile's last block and epilogue).
+    // Tile k of this CTA: blockIdx.x first. Static: blockIdx.x + k * gridDim.x (one tile per CTA when the
+    // grid has every tile). Dynamic: the producer takes the next index from a global counter and hands it
+    // to the consumers through a 2-slot mailbox in shared memory (full/empty mbarriers), so causal tiles of
+    // different lengths balance over the persistent CTAs. Either way the next tile's first K block and Q
+    // load while the consumers finish this tile's last block and store O.
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
-            int it = 0, tile_iter = 0;
-            for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x, ++tile_iter) {
+            int it = 0;
+            for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
                 const Tile t = tile_of(p, tile);
                 const int2 range = key_blocks<C::BN>(p, t.m_block, t.split);
-                produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, tile_iter, sQ, sK, sV, bar);
+                produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
+                tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, false);
             }
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
         const int wq = wg - 1;
         if (C::PINGPONG && wq == 1) sched_arrive<C>(1);   // consumer 0 goes first
-        int it = 0, tile_iter = 0;
-        for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x, ++tile_iter) {
+        int it = 0;
+        for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
             const Tile t = tile_of(p, tile);
             const int2 range = key_blocks<C::BN>(p, t.m_block, t.split);
-            consume<C>(p, &tm_o, t, range, it, tile_iter, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar);
+            consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, n_tiles);
             it += max(0, range.y - range.x);
+            tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, true);
         }
     }
 }
@@ -831,8 +890,10 @@ int launch(const Call& a, cudaStream_t stream) {
     if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
     // causal tiles differ in length: the hardware's dynamic CTA scheduling balances them better than a
     // static persistent striding (measured: persistent causal -4..13 % on dev26)
-    const bool persistent = PERSISTENT == 2 || (PERSISTENT == 1 && !a.causal);
+    const bool persistent = PERSISTENT == 2 || (PERSISTENT == 1 && !a.causal) || (PERSISTENT == 3);
     const long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
+    p.dynamic = C::DYNAMIC && persistent && ctas_launched < grid &&
+                (DYNAMIC_SCHED == 2 || (DYNAMIC_SCHED == 1 && a.causal));
     attn_wgmma_kernel<C><<<(unsigned)ctas_launched, kThreads, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
@@ -845,7 +906,7 @@ using Cfg64 = Cfg<64, D64_BN>;
 using Cfg64c = Cfg<64, D64_BN_CAUSAL>;
 using Cfg128 = Cfg<128, D128_BN>;
 using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
-using Cfg256 = Cfg<256, D256_BN>;
+using Cfg256 = Cfg<256, D256_BN, false>;   // its consumers have no registers left for the mailbox
 using Cfg64s = Cfg<64, 80>;     // at most 80 keys (cross-attention with 77): one block, little padding
 using Cfg128s = Cfg<128, 80>;
 
@@ -874,7 +935,9 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
             return a.causal ? launch<Cfg64c>(a, stream) : launch<Cfg64>(a, stream);
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
-            return a.causal ? launch<Cfg128c>(a, stream) : launch<Cfg128>(a, stream);
+            // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
+            if (a.causal || seqlen_k <= D128_BN_SWITCH) return launch<Cfg128c>(a, stream);
+            return launch<Cfg128>(a, stream);
         default: return launch<Cfg256>(a, stream);
     }
 }
