@@ -19,9 +19,29 @@
 // for pingpong and ~12 % for the intra-warpgroup overlap on large d128 shapes -> d128 650-720 TFLOP/s,
 // d64 (exp-bound, 2 consumers not FA3's 3) 450-550, d256 620-720. Persistence: D_cross k77/k333 and the
 // C shapes +15-30 %. dev26 geomean 0.95-1.05x FA3; A/B ~0.9-0.95, C/D above 1.
-// Measured: (not yet on the H200)
+// Measured (H200, 2026-12-01, device time by CUDA-graph replay, L2 flushed, scripts/ladder_bench.py; each
+// run's exact command is in docs/kernel_ladder.md "Campaign log"):
+// - v1 (overlap + pingpong + tile widths + static persistent grid): edge 30/30, dev26 26/26, geomean
+//   x FA3 0.932 (A 0.854, B 0.891, C 0.925, D 1.112); the same file built non-persistent 0.914. d128
+//   non-causal 643-720 TFLOP/s (predicted 650-720), d64 300-450 (predicted 450-550: still exp-bound),
+//   d256 550-656 (predicted 620-720). Persistent helped non-causal (A_d128_c0_s16k 0.96 -> 1.04) and
+//   hurt causal (A_d256_c1_s4k 0.88 -> 0.76): a static striding cannot balance tiles of different length.
+// - v2 (head-major tile order with each head's longest causal blocks first, persistent for non-causal
+//   only, double-buffered Q where shared memory allows, 80-key blocks for <= 80 keys): dev26 0.961;
+//   full 182/182 pass, geomean x FA3 0.940 (A 0.881, B 0.900, C 0.912, D 1.117), cuDNN 0.848x FA3 and
+//   FA2 0.525x in the same run. D_cross_q1k_k77_d64 0.83 -> 1.31 (one 80-key block, Q prefetched).
+//   128-key blocks beat 176 for d128 non-causal up to ~2k keys (B_h32x8_d128_c0_s1k 0.78 -> 0.92).
+// - v3 (a dynamic persistent scheduler for causal: atomic tile counter that resets itself, the index
+//   handed to the roles through an smem mailbox): no gain over the non-persistent causal grid inside the
+//   run-to-run noise (dev26 0.934 vs 0.948; single shapes move +-5-9 % between runs, FA3's too), so the
+//   default stays non-persistent for causal (PERSISTENT 1); PERSISTENT 3 keeps the dynamic scheduler.
+// Where it stands: non-causal 0.93-0.98x FA3 per (category, head_dim), causal 0.82-0.94x. At 16k the
+// causal/non-causal time ratio is 0.51-0.54 (FA3 0.50): the masked blocks are not the gap; at 1k-4k it is
+// 0.57-0.74 (FA3 0.52-0.68): the fixed cost of short causal tiles (start-up, first S GEMM alone, epilogue).
 //
-// Next rung should fix: (to be written from the measurement)
+// Next rung should fix: d64 (0.80-0.93x: FA3 runs three consumer warpgroups of 64 rows there, and the
+// exponentials need them), and the fixed per-tile cost of short causal tiles (overlap the epilogue of
+// one warpgroup with the other's next tile; a dynamic scheduler that keeps the heads' K/V in L2).
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only
@@ -53,7 +73,7 @@
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
 #ifndef PERSISTENT
-#define PERSISTENT 3        // @knob PERSISTENT 3 {0,1,3}  one CTA per SM looping over tiles: 1 non-causal only, 3 always
+#define PERSISTENT 1        // @knob PERSISTENT 1 {0,1,3}  one CTA per SM looping over tiles: 1 non-causal only, 3 always
 #endif
 #ifndef DYNAMIC_SCHED
 #define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
