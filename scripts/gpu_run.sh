@@ -7,6 +7,7 @@
 #   full    pytest -m gpu: the original passes `full` (fills the timing cache), anchors correct, twice within 2 %
 #   ladder  every ladder rung on `full` with FA3, cuDNN and FA2 (original cached)
 #   bench   harness wall time: dev26 and full for the best ladder rung with FA3 as anchor, original cached
+#   devtime pytest -m gpu tests/test_gpu_device_time.py: harness median vs torch.profiler (device time proof)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
@@ -34,6 +35,8 @@ for stage in "$@"; do
         | grep -E "^WRONG|passed|failed" ;;
     full)
       python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
+    devtime)
+      python3 -m pytest -m gpu tests/test_gpu_device_time.py -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_devtime.log" | grep -vE "^\[" | tail -40 ;;
     twice)
       python3 -m pytest -m gpu tests/test_gpu.py -k "twice" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_twice.log" | grep -vE "^\[" | tail -30 ;;
     ladder)

@@ -1,5 +1,6 @@
 """The whole harness path on the CPU: worker subprocess, JSON events, crash and hang isolation, exit codes."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -7,6 +8,8 @@ from workbench.harness.check import check
 from workbench.check_cli import main as check_main
 from workbench.harness.result import CheckRequest, SuiteResult
 from workbench.traces.writer import read_table
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def smoke(tmp_path, kernel, **kw):
@@ -53,6 +56,9 @@ def test_cli_exit_codes_json_and_traces(tmp_path, capsys):
     assert json.loads(out_json.read_text())["all_correct"] is True
     rows = read_table(traces, "evaluations")
     assert len(rows) == 8 and set(rows.status) == {"passed"}
+    assert "device us" in text and "call us" in text and "timing_method: candidate graph_replay 8" in text
+    assert set(rows.timing_method) == {"graph_replay"} and (rows.call_us_median > 0).all()
+    assert (rows.call_us_median != rows.us_median).all()       # measured apart, not a copy
     assert check_main(["standin:correct", "--suite", "smoke", "--anchors", "", "--traces", "",
                        "--stop", "geomean_vs_original > 1e9", "--cache-dir", str(tmp_path / "c")]) == 3
     assert check_main(["standin:wrong_scale", "--suite", "smoke", "--anchors", "", "--traces", "",
@@ -136,3 +142,33 @@ def test_a_baseline_that_refuses_a_shape_gives_no_speedup_there(tmp_path):
     assert d256.status == "passed" and d256.speedup("original") is None
     assert "unsupported" in d256.reference_errors["original"]
     assert all(r.speedup("original") for r in result.rows if r.scenario["head_dim"] != 256)
+
+
+def one_scenario(tmp_path, name="smoke_basic"):
+    """A suite of one smoke scenario: the CPU harness path at a fraction of the cost."""
+    lines = (ROOT / "kernels" / "attn_fwd" / "suites" / "smoke.csv").read_text().splitlines()
+    path = tmp_path / "one.csv"
+    path.write_text("\n".join([lines[0]] + [l for l in lines if l.startswith(name + ",")]) + "\n")
+    return str(path)
+
+
+def test_a_kernel_that_cannot_be_captured_is_timed_by_the_fallback_and_flagged(tmp_path, capsys):
+    code = check_main(["standin:syncs_in_call", "--suite", one_scenario(tmp_path), "--anchors", "", "--traces",
+                       str(tmp_path / "traces"), "--cache-dir", str(tmp_path / "c"), "--json", str(tmp_path / "r.json")])
+    text = capsys.readouterr().out
+    assert code == 0
+    row = SuiteResult.from_dict(json.loads((tmp_path / "r.json").read_text())).rows[0]
+    assert row.status == "passed" and "not_graph_capturable" in row.flags
+    assert row.stats.method == "events_delayed" and "synchronize" in row.stats.note and row.stats.call_us > 0
+    assert row.reference_stats["original"].method == "graph_replay"      # the baseline is captured as usual
+    assert "not_graph_capturable:1" in text and "note: candidate: not graph-capturable" in text
+    assert read_table(tmp_path / "traces", "evaluations").timing_method.tolist() == ["events_delayed"]
+
+
+def test_a_kernel_captured_lazy_fails_on_the_replayed_outputs(tmp_path):
+    """Right whenever it is called (verification, warm-up), cheaper in what it enqueues while being captured:
+    the replays' outputs are checked, so the graph path cannot be gamed that way."""
+    request = CheckRequest(kernel_path="standin:lazy_when_captured", suite=one_scenario(tmp_path), anchors=(),
+                           cache_dir=str(tmp_path / "cache"))
+    row = check(request).rows[0]
+    assert row.status == "failed" and row.reason == "timed_mismatch", row.detail

@@ -1,9 +1,15 @@
+import json
 import time
 
 import pytest
+import torch
 
+from workbench.harness import cpu_device
 from workbench.harness.result import Stats
-from workbench.harness.timing import Timer, TimingConfig
+from workbench.harness.scenarios import load_suite
+from workbench.harness.timing import (EVENTS_DELAYED, GRAPH_REPLAY, TIMING_VERSION, CaptureFailed, Timer,
+                                      TimingConfig)
+from workbench.harness.timing_cache import TimingCache
 
 
 def test_stats_from_samples():
@@ -26,3 +32,94 @@ def test_timer_stops_when_stderr_is_small():
     cfg = TimingConfig(min_reps=5, max_reps=1000, target_rel_stderr=0.5, time_cap_s=10, warmup=0)
     stats = Timer("cpu", cfg).time(lambda i: time.sleep(0.001))
     assert stats.n == 5
+
+
+# ---- device time: graph replay, the fallback, call_us (CPU stand-ins of the CUDA path) --------------------
+FAST = TimingConfig(min_reps=5, max_reps=8, target_rel_stderr=0.0, time_cap_s=10, warmup=1, input_sets=2,
+                    call_samples=3)
+
+
+def test_a_capturable_call_is_timed_by_graph_replay_and_its_call_time_kept_apart():
+    calls, modes = [], []
+
+    def launch(i):
+        calls.append(i)
+        modes.append("capture" if cpu_device.capturing() else "replay" if cpu_device.replaying() else "call")
+        time.sleep(0.001)
+        return 0
+
+    timer = Timer("cpu", FAST)
+    stats = timer.time(launch, n_sets=2)
+    assert stats.method == GRAPH_REPLAY and stats.note == "" and stats.n == 8
+    assert stats.call_us is not None and stats.call_us > 900
+    # warm-up 1 + call samples 3 plain calls, one capture per input set, then only replays (2 untimed + 8 timed)
+    assert modes == ["call"] * 4 + ["capture"] * 2 + ["replay"] * 10
+    assert set(calls[-8:]) == {0, 1}
+    assert timer.last["method"] == GRAPH_REPLAY and len(timer.last["call_us"]) == 3
+
+
+def test_an_anchor_returning_tensors_is_not_an_error_code():
+    stats = Timer("cpu", FAST).time(lambda i: (torch.zeros(2), None))
+    assert stats.method == GRAPH_REPLAY
+
+
+@pytest.mark.parametrize("why,launch", [
+    ("synchronize", lambda i: cpu_device.synchronize()),
+    ("another stream", lambda i: cpu_device.launch_async(lambda: None)),
+    ("error code 7", lambda i: 7 if cpu_device.capturing() else 0),
+    ("refused", lambda i: (_ for _ in ()).throw(RuntimeError("refused in capture")) if cpu_device.capturing() else 0),
+])
+def test_a_call_that_cannot_be_captured_falls_back_cleanly_and_says_why(why, launch):
+    timer = Timer("cpu", FAST)
+    stats = timer.time(launch, n_sets=2)
+    assert stats.method == EVENTS_DELAYED and why in stats.note and stats.note.startswith("not graph-capturable")
+    assert stats.n == 8 and stats.call_us is not None
+    assert not cpu_device.capturing() and not cpu_device.replaying()   # nothing of the failed capture is left
+    cpu_device.synchronize()                                            # ... and the device is usable
+    # the next implementation timed by the same Timer is captured again
+    assert timer.time(lambda i: 0).method == GRAPH_REPLAY
+
+
+def test_a_failed_capture_raises_capture_failed_and_leaves_no_capture_mode():
+    with pytest.raises(CaptureFailed, match="synchronize"):
+        Timer("cpu", FAST)._capture(lambda i: cpu_device.synchronize(), 0)
+    assert not cpu_device.capturing()
+
+
+def test_every_replay_is_checked_by_after():
+    """The output check runs after every call and replay: a call captured lazy is seen on each replay."""
+    captured_lazy, checked = [], []
+
+    def lazy_when_captured(i):
+        if cpu_device.capturing():
+            captured_lazy.append(i)     # what a replay will run from now on
+        return 0
+
+    def after(i):
+        checked.append("lazy" if captured_lazy and cpu_device.capturing() is False else "ok")
+
+    Timer("cpu", FAST).time(lazy_when_captured, n_sets=2, after=after)
+    assert checked == ["ok"] * (1 + 3) + ["lazy"] * (2 + 8)     # no replay goes unchecked
+
+
+def test_timing_cache_key_carries_the_timing_method(tmp_path):
+    s = load_suite("smoke")[0]
+    cache = TimingCache(tmp_path, "gpu", {"torch": "t", "cuda_runtime": "c"})
+    stats = Stats(10.0, 9.0, 11.0, 10.0, 0.1, 5, method=GRAPH_REPLAY, call_us=80.0)
+    cache.put("fa3|v", s, stats)
+    cache.flush()
+    again = TimingCache(tmp_path, "gpu", {"torch": "t", "cuda_runtime": "c"}).get("fa3|v", s)
+    assert again == stats and again.method == GRAPH_REPLAY and again.call_us == 80.0
+    (key,) = json.loads((tmp_path / "timing_cache.json").read_text())
+    assert key.endswith(f"|timing {TIMING_VERSION}")
+    # a figure cached before device timing (the same key without the method) is never returned
+    old_key = key.rsplit(f"|timing {TIMING_VERSION}", 1)[0]
+    (tmp_path / "timing_cache.json").write_text(json.dumps({old_key: {"stats": {**stats.__dict__, "median_us": 77.0,
+                                                                               "method": ""}, "extra": {}}}))
+    assert TimingCache(tmp_path, "gpu", {"torch": "t", "cuda_runtime": "c"}).get("fa3|v", s) is None
+
+
+def test_stats_from_before_device_timing_still_load():
+    old = {"median_us": 5.0, "p10_us": 4.0, "p90_us": 6.0, "mean_us": 5.0, "stderr_us": 0.1, "n": 5}
+    s = Stats(**old)
+    assert s.method == "" and s.call_us is None and s.note == ""

@@ -68,7 +68,10 @@ def test_edit_summary_shows_what_changed():
 def test_footer_for_real_and_standin_results():
     real = render.footer_text("NVIDIA H200", {"torch": "2.11.0+cu130", "anchor_fa3": "0.0.3"}, "dev26", "ab" * 32)
     assert real.startswith("GPU: NVIDIA H200") and "dtype bf16" in real and "anchor_fa3 0.0.3" in real
-    assert "timing: CUDA events" in real and "kernel abababababab" in real
+    assert "timing: CUDA events around the Python call" in real and "kernel abababababab" in real
+    device = render.footer_text("NVIDIA H200", {"torch": "2.11.0+cu130", "timing": "device-time-1"})
+    assert "timing: device time: CUDA events inside one CUDA-graph replay" in device and "device-time-1" in device
+    assert "versions: torch 2.11.0+cu130 ·" in device
     fake = render.footer_text("stand-in (CPU)", {"standin": "1"})
     assert fake.startswith(render.DEMO_LABEL) and "invented" in fake
 

@@ -52,7 +52,10 @@ def _fmt(value, spec: str, empty: str = "-") -> str:
 
 
 def format_table(result: SuiteResult) -> str:
-    header = f"{'scenario':<34} {'status':<22} {'rel err':>8} {'us':>10} {'TFLOP/s':>8} {'x orig':>8} {'x FA3':>7}"
+    """device us: the median device time (timing.py); call us: wall time of one plain call until its GPU work
+    is done, host overhead included, never part of a speedup or geomean."""
+    header = (f"{'scenario':<34} {'status':<22} {'rel err':>8} {'device us':>10} {'TFLOP/s':>8} {'x orig':>8} "
+              f"{'x FA3':>7} {'call us':>9}")
     lines = [header, "-" * len(header)]
     for r in result.rows:
         status = r.status if r.status != FAILED else f"FAIL {r.reason}"
@@ -60,8 +63,33 @@ def format_table(result: SuiteResult) -> str:
             status += " !" + ",".join(r.flags)
         lines.append(f"{r.name[:34]:<34} {status[:22]:<22} {_fmt(r.rel_l2_err, '.1e'):>8} "
                      f"{_fmt(r.stats.median_us if r.stats else None, '.1f'):>10} {_fmt(r.tflops, '.1f'):>8} "
-                     f"{_fmt(r.speedup('original'), '.2f'):>8} {_fmt(r.speedup('fa3'), '.3f'):>7}")
+                     f"{_fmt(r.speedup('original'), '.2f'):>8} {_fmt(r.speedup('fa3'), '.3f'):>7} "
+                     f"{_fmt(r.stats.call_us if r.stats else None, '.1f'):>9}")
     return "\n".join(lines)
+
+
+def timing_lines(result: SuiteResult) -> list[str]:
+    """How each implementation was timed; one note per implementation and reason it could not be captured
+    into a CUDA graph, with the scenarios it concerns."""
+    methods: dict = {}
+    notes: dict = {}
+    for r in result.rows:
+        for name, st in [("candidate", r.stats), *r.reference_stats.items()]:
+            if st is None:
+                continue
+            method = st.method or "per_call_events"       # figures recorded before device timing
+            methods.setdefault(name, {}).setdefault(method, 0)
+            methods[name][method] += 1
+            if st.note:
+                notes.setdefault((name, st.note), []).append(r.name)
+    if not methods:
+        return []
+    lines = ["timing_method: " + ", ".join(f"{name} " + "/".join(f"{m} {n}" for m, n in counts.items())
+                                           for name, counts in methods.items())]
+    for (name, note), scenarios in notes.items():
+        where = ", ".join(scenarios[:4]) + (f" and {len(scenarios) - 4} more" if len(scenarios) > 4 else "")
+        lines.append(f"note: {name}: {note} ({len(scenarios)} scenarios: {where})")
+    return lines
 
 
 def format_summary(result: SuiteResult) -> str:
@@ -77,6 +105,7 @@ def format_summary(result: SuiteResult) -> str:
         notes = {k: v for k, v in r.reference_errors.items() if isinstance(v, str)}
         for name, note in notes.items():
             lines.append(f"note: {r.name}: {name}: {note}")
+    lines += timing_lines(result)
     if result.flags:
         lines.append("flags: " + ", ".join(result.flags))
     if result.status != "evaluated":
@@ -108,6 +137,8 @@ def evaluation_rows(result: SuiteResult, session_id: str, call_id: str | None = 
             "reason": r.reason, "detail": r.detail, "rel_l2_err": r.rel_l2_err, "max_abs_err": r.max_abs_err,
             "us_median": r.stats.median_us if r.stats else None, "us_p10": r.stats.p10_us if r.stats else None,
             "us_p90": r.stats.p90_us if r.stats else None, "n_reps": r.stats.n if r.stats else None,
+            "timing_method": r.stats.method if r.stats else None,
+            "call_us_median": r.stats.call_us if r.stats else None,
             "tflops": r.tflops, "speedup_vs_original": r.speedup("original"),
             **{f"speedup_vs_{a}": r.speedup(a) for a in ANCHORS},
             "geomean_vs_original": variables["geomean_vs_original"], "geomean_vs_fa3": variables["geomean_vs_fa3"],

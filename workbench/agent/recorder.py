@@ -125,6 +125,7 @@ class TraceRecorder:
                 detail=row.detail, rel_l2_err=row.rel_l2_err, max_abs_err=row.max_abs_err,
                 us_median=st.median_us if st else None, us_p10=st.p10_us if st else None,
                 us_p90=st.p90_us if st else None, n_reps=st.n if st else None, tflops=row.tflops,
+                timing_method=(st.method or None) if st else None, call_us_median=st.call_us if st else None,
                 flags=",".join(row.flags),
                 **{f"speedup_vs_{name}": row.speedup(name) for name in ("original", "fa3", "fa4", "cudnn", "fa2")}))
 

@@ -24,6 +24,7 @@ from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, load_suite
 from workbench.harness.stop import evaluate_stop
+from workbench.harness.timing import EVENTS_DELAYED
 
 WORKER_START_TIMEOUT_S = 240.0   # torch import, CUDA context, anchor imports
 NO_GPU_MESSAGE = ("verification and timing need a CUDA GPU (none found here): ran the build, the resource report "
@@ -170,6 +171,8 @@ def format_progress(index: int, total: int, row: ScenarioResult) -> str:
         x = row.speedup(name)
         if x:
             parts.append(f"x{x:.2f} {name}")
+    if row.stats.call_us is not None:
+        parts.append(f"(call {row.stats.call_us:.1f} us)")
     return "  ".join(parts)
 
 
@@ -189,12 +192,14 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
             row.flags.append("near_ceiling")
         if row.stats.rel_spread > noisy:
             row.flags.append("noisy")
+        if row.stats.method == EVENTS_DELAYED:
+            row.flags.append("not_graph_capturable")   # timed behind a GPU delay instead (row.stats.note: why)
         shape = Scenario(**row.scenario)
         min_us = shape.min_bytes() / hbm * 1e6
         row.floor_us = max(min_us, shape.flops() / (ceiling * 1e12) * 1e6)
         if row.stats.median_us < min_us:
             row.flags.append("below_memory_floor")
-    for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy"):
+    for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy", "not_graph_capturable"):
         n = sum(flag in r.flags for r in result.rows)
         if n:
             result.flags.append(f"{flag}:{n}")

@@ -21,13 +21,22 @@ PASSED, FAILED, UNSUPPORTED, SKIPPED, STATIC_ONLY = "passed", "failed", "unsuppo
 
 @dataclass
 class Stats:
-    """Timing of one implementation on one scenario, in microseconds."""
+    """Timing of one implementation on one scenario, in microseconds.
+
+    median/p10/p90/mean/stderr/n describe the device-time samples; `method` says how they were taken
+    (timing.GRAPH_REPLAY, GRAPH_REPLAY_OUTER or EVENTS_DELAYED; "" for figures recorded before device timing,
+    when every sample was events around the Python call). `call_us` is the median wall time of one plain call
+    until its GPU work is done (host overhead included): reported beside the device time, never in a geomean.
+    `note` says why a call could not be captured into a CUDA graph, when it could not."""
     median_us: float
     p10_us: float
     p90_us: float
     mean_us: float
     stderr_us: float
     n: int
+    method: str = ""
+    call_us: Optional[float] = None
+    note: str = ""
 
     @classmethod
     def from_samples(cls, samples_us: list[float]) -> "Stats":
@@ -191,9 +200,12 @@ class SuiteResult:
             rec = {"scenario": r.name, "category": r.category, "status": r.status, "reason": r.reason,
                    "detail": r.detail, "rel_l2_err": r.rel_l2_err, "max_abs_err": r.max_abs_err,
                    "us": r.stats.median_us if r.stats else None, "tflops": r.tflops,
+                   "call_us": r.stats.call_us if r.stats else None,
+                   "timing_method": r.stats.method if r.stats else None,
                    "flags": ",".join(r.flags), **{k: r.scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}}
             for name, st in r.reference_stats.items():
                 rec[f"us_{name}"] = st.median_us
+                rec[f"call_us_{name}"] = st.call_us
                 rec[f"tflops_{name}"] = r.flops() / (st.median_us * 1e-6) / 1e12
                 rec[f"x_{name}"] = r.speedup(name)
             records.append(rec)

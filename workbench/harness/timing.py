@@ -1,10 +1,31 @@
-"""Timing: CUDA events around each launch, L2 flushed before every timed launch, rotating input sets,
-device-wide synchronize after each sample, repeated until the standard error is small or a time cap is hit.
+"""Timing: the device time of one call, measured the same way for every implementation (candidate, original,
+anchors), with the host's share of a call reported apart.
 
-Every timed number is a `Stats` (median, p10, p90, mean, std-err, n); nothing else is reported.
+For one implementation on one scenario, after warm-up:
+  call_us   a few plain calls, wall time from the Python call until its GPU work is done (host overhead
+            included). Reported next to the device time, never in a geomean.
+  capture   one call per input set captured into a CUDA graph on the current stream (the worker's non-default
+            stream), between two timing events recorded inside the graph.
+  samples   before(i) (new input contents, poisoned outputs) -> L2 flush -> graph replay -> device-wide
+            synchronize -> after(i) (what the replay wrote is checked), until the standard error is small or
+            the time cap is hit.
+The figure (`graph_replay`) is the time between the in-graph events: from the first to the last GPU work the
+call enqueues. No host time is in it; the implementation's host code does not even run on a replay, which is
+why every replay's output is checked (a kernel that turns lazy is captured lazy and fails there).
+
+A call that cannot be captured (it allocates, synchronizes, queries or uses the legacy stream, returns an
+error during capture, or torch refuses) is cleaned up after (capture ended, the graph's memory pool released,
+the stream usable) and timed with `events_delayed`: a GPU spin kernel longer than the host call is enqueued
+before the start event, so the host call overlaps it and only the call's GPU work lies between the events.
+Every number is a `Stats` (median, p10, p90, mean, std-err, n, method, call_us, note).
+
+On the CPU (tests, stand-in kernels) the same logic runs against `cpu_device`: its `Graph` re-runs the call
+on replay, and a call that synchronizes or leaves the stream during capture fails it; times are wall clock.
 """
 from __future__ import annotations
 
+import dataclasses
+import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -12,6 +33,14 @@ from typing import Callable, Optional
 import torch
 
 from workbench.harness.result import Stats
+
+# Part of every timing-cache key: figures measured before device timing (events around the Python call)
+# are never mixed with these. Bump it whenever what a timed figure means changes.
+TIMING_VERSION = "device-time-1"
+GRAPH_REPLAY = "graph_replay"              # events inside the captured graph: first to last GPU work of the call
+GRAPH_REPLAY_OUTER = "graph_replay_outer"  # events around the graph launch (where in-graph events are unusable)
+EVENTS_DELAYED = "events_delayed"          # not capturable: events around the call, behind a GPU delay kernel
+DEVICE_METHODS = (GRAPH_REPLAY, GRAPH_REPLAY_OUTER)
 
 
 @dataclass
@@ -24,10 +53,34 @@ class TimingConfig:
     input_sets: int = 2
     l2_flush_bytes: int = 256 << 20
     noisy_rel_spread: float = 0.10
+    call_samples: int = 5              # plain calls timed by wall clock for call_us
+    delay_min_us: float = 300.0        # events_delayed: the GPU delay before the start event, at least ...
+    delay_max_us: float = 5000.0       # ... and at most this (1.5x call_us + 100 us in between)
 
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
         return cls(**{k: v for k, v in section.items() if k in cls.__dataclass_fields__})
+
+
+class CaptureFailed(Exception):
+    """The call could not be captured into a graph; the message says why, in one line."""
+
+
+def _one_line(err: object) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    name = type(err).__name__ if isinstance(err, BaseException) else ""
+    return (f"{name}: {text}" if name else text)[:160]
+
+
+def _failed_rc(rc) -> bool:
+    """A kernel's non-zero return code fails a capture; an anchor returns tensors, which is not a code."""
+    return isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
+
+
+@dataclass
+class _CudaGraph:
+    graph: object                 # torch.cuda.CUDAGraph
+    inner: Optional[tuple]        # (start, end) events recorded inside the graph, or None
 
 
 class Timer:
@@ -35,55 +88,228 @@ class Timer:
         self.device, self.cfg = device, cfg
         self.cuda = device.startswith("cuda")
         self.flush_buffer = torch.empty(cfg.l2_flush_bytes // 4, dtype=torch.int32, device=device) if self.cuda else None
+        self.inner_events_ok: Optional[bool] = None   # learnt on the first graph: can in-graph events be read?
+        self.cycles_per_us: Optional[float] = None    # torch.cuda._sleep calibration, on first use
+        self.last: dict = {}                          # diagnostics of the last time() (the GPU test prints them)
 
+    # ---- device primitives ---------------------------------------------------------------------------
     def _flush_l2(self) -> None:
         if self.flush_buffer is not None:
             self.flush_buffer.zero_()
 
     def _sync(self) -> None:
         if self.cuda:
-            torch.cuda.synchronize()
+            torch.cuda.synchronize()   # device-wide: nothing of this sample leaks into the next
         else:
             from workbench.harness import cpu_device
             cpu_device.synchronize()
 
-    def _one(self, launch: Callable[[int], None], index: int, before: Optional[Callable[[int], None]],
-             after: Optional[Callable[[int], None]] = None) -> float:
-        if before is not None:
-            before(index)
+    def _events(self, external: bool = False):
+        if external:
+            return (torch.cuda.Event(enable_timing=True, external=True),
+                    torch.cuda.Event(enable_timing=True, external=True))
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    # ---- plain calls: warm-up and call_us ------------------------------------------------------------
+    def _call_wall_us(self, launch, i: int) -> float:
         self._flush_l2()
-        if self.cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            launch(index)
-            end.record()
-            torch.cuda.synchronize()   # device-wide: nothing of this sample leaks into the next
-            us = start.elapsed_time(end) * 1000.0
-        else:
+        self._sync()
+        t0 = time.perf_counter()
+        launch(i)
+        self._sync()
+        return (time.perf_counter() - t0) * 1e6
+
+    # ---- capture ---------------------------------------------------------------------------------------
+    def _capture(self, launch, i: int):
+        return self._capture_cuda(launch, i) if self.cuda else self._capture_cpu(launch, i)
+
+    def _capture_cpu(self, launch, i: int):
+        from workbench.harness import cpu_device
+        graph = cpu_device.Graph()
+        try:
+            rc = graph.capture(lambda: launch(i))
+        except Exception as err:
+            raise CaptureFailed(_one_line(err)) from None
+        if _failed_rc(rc):
+            raise CaptureFailed(f"the call returned error code {rc} during capture")
+        return graph
+
+    def _capture_cuda(self, launch, i: int) -> _CudaGraph:
+        if self.inner_events_ok is False:
+            return self._capture_cuda_once(launch, i, with_inner=False)
+        try:
+            return self._capture_cuda_once(launch, i, with_inner=True)
+        except CaptureFailed:
+            if self.inner_events_ok:          # in-graph events worked before: the call is what failed
+                raise
+        graph = self._capture_cuda_once(launch, i, with_inner=False)   # raises when the call is what failed
+        self.inner_events_ok = False          # the call captures, the in-graph events do not: time around it
+        return graph
+
+    def _capture_cuda_once(self, launch, i: int, with_inner: bool) -> _CudaGraph:
+        inner = None
+        if with_inner:
+            try:
+                inner = self._events(external=True)
+                for event in inner:          # create the CUDA events now: creation is no business of a capture
+                    event.record()
+            except (TypeError, RuntimeError):  # this torch has no external events
+                inner, self.inner_events_ok = None, False
+        torch.cuda.synchronize()
+        try:     # keep_graph: instantiate apart, so a failed capture_end always means "the pool is ours to free"
+            graph, separate_instantiate = torch.cuda.CUDAGraph(keep_graph=True), True
+        except TypeError:
+            graph, separate_instantiate = torch.cuda.CUDAGraph(), False
+        pool = torch.cuda.graph_pool_handle()
+        error, rc, ended = None, 0, False
+        try:
+            graph.capture_begin(pool=pool)   # capture_error_mode "global": unsafe calls fail the capture
+        except Exception as err:
+            _release_pool(pool)
+            raise CaptureFailed(f"capture_begin: {_one_line(err)}") from None
+        try:
+            if inner:
+                inner[0].record()
+            rc = launch(i)
+            if inner:
+                inner[1].record()
+        except Exception as err:             # torch refuses an op during capture, or the call raised
+            error = _one_line(err)
+        try:
+            graph.capture_end()               # ends the capture even when it was invalidated
+            ended = True
+        except Exception as err:
+            error = error or _one_line(err)
+        if not ended:                         # torch only gives the pool back after a successful capture
+            _release_pool(pool)
+        if error is None and _failed_rc(rc):
+            error = f"the call returned error code {rc} during capture"
+        if error is None and separate_instantiate:
+            try:
+                graph.instantiate()
+            except Exception as err:
+                error = f"instantiate: {_one_line(err)}"
+        if error is not None:
+            del graph
+            if torch.cuda.is_current_stream_capturing():
+                raise RuntimeError(f"CUDA stream still capturing after a failed capture ({error})")
+            torch.cuda.synchronize()          # raises only if the context is lost: a real fault, not ours to hide
+            raise CaptureFailed(error)
+        return _CudaGraph(graph, inner)
+
+    # ---- one timed sample per method -------------------------------------------------------------------
+    def _replay_sample(self, g) -> float:
+        if not self.cuda:
             self._sync()
             t0 = time.perf_counter()
-            launch(index)
+            g.replay()
             self._sync()
-            us = (time.perf_counter() - t0) * 1e6
-        if after is not None:
-            after(index)
-        return us
+            return (time.perf_counter() - t0) * 1e6
+        start, end = self._outer
+        self._flush_l2()
+        start.record()
+        g.graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        outer = start.elapsed_time(end) * 1000.0
+        self.last.setdefault("outer_us", []).append(outer)
+        if g.inner is None:
+            return outer
+        try:
+            inner = g.inner[0].elapsed_time(g.inner[1]) * 1000.0
+        except RuntimeError:
+            inner = float("nan")
+        if not (0.0 < inner <= outer + 1.0):   # unreadable or impossible: distrust in-graph events from now on
+            self.inner_events_ok, g.inner = False, None
+            return outer
+        self.inner_events_ok = True
+        return inner
 
-    def time(self, launch: Callable[[int], None], before: Optional[Callable[[int], None]] = None,
+    def _delayed_sample(self, launch, i: int, delay_us: float) -> float:
+        if not self.cuda:     # the CPU has no queue to put a delay in: the call is its own work
+            self._sync()
+            t0 = time.perf_counter()
+            launch(i)
+            self._sync()
+            return (time.perf_counter() - t0) * 1e6
+        start, end = self._outer
+        self._flush_l2()
+        torch.cuda._sleep(int(delay_us * self._cycles_per_us()))   # the host call overlaps this spin
+        start.record()
+        launch(i)
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) * 1000.0
+
+    def _cycles_per_us(self) -> float:
+        if self.cycles_per_us is None:
+            start, end = self._events()
+            cycles = 1 << 21
+            for _ in range(2):                # the second run is the one without first-launch costs
+                torch.cuda.synchronize()
+                start.record()
+                torch.cuda._sleep(cycles)
+                end.record()
+                torch.cuda.synchronize()
+            self.cycles_per_us = cycles / max(start.elapsed_time(end) * 1000.0, 1.0)
+        return self.cycles_per_us
+
+    # ---- the whole measurement ---------------------------------------------------------------------------
+    def time(self, launch: Callable[[int], object], before: Optional[Callable[[int], None]] = None,
              n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None) -> Stats:
-        """launch(i) enqueues one call on input set i; before(i) and after(i) run untimed around it
-        (new input contents and poisoned outputs before, a check of what the launch wrote after)."""
+        """launch(i) enqueues one call on input set i (a kernel returns 0 or an error code); before(i) and
+        after(i) run untimed around every call and replay (new input contents and poisoned outputs before,
+        a check of what was written after)."""
         cfg = self.cfg
         n_sets = max(1, n_sets or cfg.input_sets)
+        before = before or (lambda i: None)
+        after = after or (lambda i: None)
+        self.last = {}
+        if self.cuda:
+            self._outer = self._events()
+
+        def plain(i: int) -> float:
+            before(i)
+            us = self._call_wall_us(launch, i)
+            after(i)
+            return us
+
         warm_s = 0.0
         for i in range(cfg.warmup):
-            warm_s += self._one(launch, i % n_sets, before, after) * 1e-6
+            warm_s += plain(i % n_sets) * 1e-6
             if warm_s > cfg.time_cap_s / 4:   # a slow kernel is warm after one call; don't pay for more
                 break
+        calls, spent = [], 0.0
+        while len(calls) < max(1, cfg.call_samples) and (not calls or spent < cfg.time_cap_s / 4):
+            calls.append(plain(len(calls) % n_sets))
+            spent += calls[-1] * 1e-6
+        call_us = statistics.median(calls)
+
+        graphs, note = [], ""
+        try:
+            for i in range(n_sets):
+                before(i)           # the capture call sees new contents too (on the CPU it runs)
+                graphs.append(self._capture(launch, i))
+        except CaptureFailed as why:
+            graphs, note = [], f"not graph-capturable: {why}"
+        if graphs:
+            sample = lambda i: self._replay_sample(graphs[i])
+        else:
+            delay_us = min(max(cfg.delay_min_us, 1.5 * call_us + 100.0), cfg.delay_max_us)
+            sample = lambda i: self._delayed_sample(launch, i, delay_us)
+
+        for i in range(n_sets):     # untimed: the first replay of a graph uploads it
+            before(i)
+            sample(i)
+            after(i)
+        self.last["outer_us"] = []
         samples: list[float] = []
         spent_s = 0.0
         while len(samples) < cfg.max_reps:
-            us = self._one(launch, len(samples) % n_sets, before, after)
+            i = len(samples) % n_sets
+            before(i)
+            us = sample(i)
+            after(i)
             samples.append(us)
             spent_s += us * 1e-6
             n = len(samples)
@@ -91,4 +317,33 @@ class Timer:
                 break
             if n >= cfg.min_reps and Stats.from_samples(samples).rel_stderr < cfg.target_rel_stderr:
                 break
-        return Stats.from_samples(samples)
+        if not graphs:
+            method = EVENTS_DELAYED
+        elif self.cuda and any(g.inner is None for g in graphs):
+            method = GRAPH_REPLAY_OUTER
+        else:
+            method = GRAPH_REPLAY
+        del graphs                  # frees each graph and its memory pool
+        self.last.update(method=method, samples_us=samples, call_us=calls, note=note)
+        return dataclasses.replace(Stats.from_samples(samples), method=method, call_us=call_us, note=note)
+
+
+def _release_pool(pool) -> None:
+    """Undo what CUDAGraph.capture_begin did to the caching allocator when the capture did not end well:
+    stop routing allocations to the graph's pool and let the pool be freed (torch does this only after a
+    successful capture_end; without it the allocator thinks a capture is still under way)."""
+    device = torch.cuda.current_device()
+    for name in ("_cuda_endAllocateToPool", "_cuda_endAllocateCurrentStreamToPool"):
+        end = getattr(torch._C, name, None)
+        if end is not None:
+            try:
+                end(device, pool)
+                break
+            except (RuntimeError, TypeError):
+                continue
+    release = getattr(torch._C, "_cuda_releasePool", None)
+    if release is not None:
+        try:
+            release(device, pool)
+        except (RuntimeError, TypeError):
+            pass

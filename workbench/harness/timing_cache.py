@@ -1,7 +1,8 @@
 """Cache of timings that do not change between candidates: the original kernel's and the anchors'.
 
-Keyed by (implementation and its version/sha, scenario shape, GPU name, software versions), so a campaign
-does not re-time FA3 on every call, and numbers from different GPUs or library versions never mix.
+Keyed by (implementation and its version/sha, scenario shape, GPU name, software versions, timing method
+version), so a campaign does not re-time FA3 on every call, and numbers from different GPUs, library versions
+or timing methods never mix (figures cached before device timing, events around the Python call, never match).
 Also keeps the original kernel's sampled output rows, which verification compares candidates against.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 from workbench.harness.build import default_cache_dir
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import Scenario
+from workbench.harness.timing import TIMING_VERSION
 
 
 class TimingCache:
@@ -25,7 +27,7 @@ class TimingCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "timing_cache.json"
         self.gpu = gpu
-        self.env = f"{gpu}|torch {versions.get('torch')}|cuda {versions.get('cuda_runtime')}"
+        self.env = f"{gpu}|torch {versions.get('torch')}|cuda {versions.get('cuda_runtime')}|timing {TIMING_VERSION}"
         try:
             self.entries = json.loads(self.path.read_text()) if self.path.exists() else {}
         except (OSError, json.JSONDecodeError):

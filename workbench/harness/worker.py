@@ -23,7 +23,7 @@ from workbench.harness.problem import Problem
 from workbench.harness.reference import Inputs, reference, sample_rows
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
-from workbench.harness.timing import Timer
+from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_cache import TimingCache
 from workbench.harness.verify import (GuardedOutputs, Reference, Verifier, errors_against,
                                       kernel_output_reference)
@@ -45,7 +45,8 @@ def load_kernel(spec: dict):
 
 
 def environment(device: str, anchor_versions: dict) -> tuple[str, dict]:
-    versions = {"torch": torch.__version__, **{f"anchor_{k}": v for k, v in anchor_versions.items()}}
+    versions = {"torch": torch.__version__, "timing": TIMING_VERSION,
+                **{f"anchor_{k}": v for k, v in anchor_versions.items()}}
     if device.startswith("cuda"):
         props = torch.cuda.get_device_properties(0)
         versions["cuda_runtime"] = torch.version.cuda
@@ -82,9 +83,10 @@ class ScenarioRun:
         return ref
 
     def time_kernel(self, kernel, s: Scenario, sets: list[Inputs], check_outputs: bool = True) -> tuple[Stats, str]:
-        """Time with poisoned outputs. For a candidate (check_outputs) every timed launch gets inputs with new
-        contents, and what it wrote is compared with an fp32 reference on a few random rows, untimed: a kernel
-        that caches results by contents, or gets cheaper after the verification calls, fails here."""
+        """Time with poisoned outputs. For a candidate (check_outputs) every timed launch (plain call or graph
+        replay) gets inputs with new contents, and what it wrote is compared with an fp32 reference on a few
+        random rows, untimed: a kernel that caches results by contents, gets cheaper after the verification
+        calls, or enqueues cheaper work while it is being captured into a CUDA graph, fails here."""
         outs = [GuardedOutputs(s, self.device, 16) for _ in sets]
         tol = self.problem.tolerances
         rng = torch.Generator().manual_seed(self.fresh_seed + 1)
@@ -114,7 +116,7 @@ class ScenarioRun:
         ref = refs[0]
         diff = o[:, ref.rows].float() - ref.o
         rel = float(diff.norm() / ref.o.norm()) if float(ref.o.norm()) > 0 else float(diff.norm())
-        stats = self.timer.time(lambda i: anchor(sets[i], s), n_sets=len(sets))
+        stats = self.timer.time(lambda i: anchor(sets[i], s), n_sets=len(sets))   # graph-captured like a kernel
         return stats, rel
 
     def anchor_errors_only(self, result: ScenarioResult, s: Scenario, sets, refs) -> None:

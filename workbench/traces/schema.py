@@ -92,10 +92,12 @@ EVALUATIONS = pa.schema([
     ("detail", pa.string()),
     ("rel_l2_err", pa.float64()),
     ("max_abs_err", pa.float64()),
-    ("us_median", pa.float64()),
+    ("us_median", pa.float64()),        # device time (timing_method says how it was taken)
     ("us_p10", pa.float64()),
     ("us_p90", pa.float64()),
     ("n_reps", pa.int32()),
+    ("timing_method", pa.string()),     # graph_replay | graph_replay_outer | events_delayed; null: per-call events
+    ("call_us_median", pa.float64()),   # wall time of one plain call (host overhead included); never in a geomean
     ("tflops", pa.float64()),
     ("speedup_vs_original", pa.float64()),
     ("speedup_vs_fa3", pa.float64()),

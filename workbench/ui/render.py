@@ -13,7 +13,9 @@ import re
 from workbench.agent.interventions import BENIGN_FLAGS
 
 DEMO_LABEL = "demo recording: CPU stand-in evaluator, not GPU measurements"
-HARNESS_TIMING = "CUDA events on the kernel's stream, L2 flushed before every launch, median of >= 5 reps"
+HARNESS_TIMING = ("device time: CUDA events inside one CUDA-graph replay of the call, L2 flushed before every "
+                  "replay, median of >= 5 reps (host call time apart)")
+PER_CALL_TIMING = "CUDA events around the Python call (before device timing), L2 flushed, median of >= 5 reps"
 STANDIN_TIMING = "invented by the stand-in evaluator (nothing was run)"
 DTYPE = "bf16"
 TOOL_RESULT_LINES = 14
@@ -354,10 +356,16 @@ def run_head(ev: dict) -> str:
 def versions_text(versions: dict) -> str:
     keep = []
     for key, value in (versions or {}).items():
-        if key in ("sms",):
+        if key in ("sms", "timing"):     # the timing method has its own part of the footer
             continue
         keep.append(f"{key} {value}")
     return ", ".join(keep) or "not recorded"
+
+
+def timing_text(versions: dict) -> str:
+    """Results recorded since device timing carry its version in `versions["timing"]`; older ones do not."""
+    version = (versions or {}).get("timing")
+    return f"{HARNESS_TIMING}, {version}" if version else PER_CALL_TIMING
 
 
 def footer_text(gpu: str, versions: dict, suite: str = "", kernel_sha: str = "", extra: str = "") -> str:
@@ -365,7 +373,7 @@ def footer_text(gpu: str, versions: dict, suite: str = "", kernel_sha: str = "",
     standin = is_standin(gpu)
     parts = [DEMO_LABEL] if standin else []
     parts += [f"GPU: {gpu or 'not recorded'}", f"dtype {DTYPE}", f"versions: {versions_text(versions)}",
-              f"timing: {STANDIN_TIMING if standin else HARNESS_TIMING}"]
+              f"timing: {STANDIN_TIMING if standin else timing_text(versions)}"]
     if suite:
         parts.append(f"suite {suite}")
     if kernel_sha:

@@ -225,6 +225,7 @@ def _suite_rows(result: dict, common: dict) -> list[dict]:
                          rel_l2_err=_finite(r.get("rel_l2_err")), max_abs_err=_finite(r.get("max_abs_err")),
                          us_median=median, us_p10=_finite(stats.get("p10_us")), us_p90=_finite(stats.get("p90_us")),
                          n_reps=stats.get("n"), tflops=flops / (median * 1e-6) / 1e12 if flops and median else None,
+                         timing_method=stats.get("method") or None, call_us_median=_finite(stats.get("call_us")),
                          speedup_vs_original=speedup("original"), speedup_vs_fa3=speedup("fa3"),
                          speedup_vs_fa4=speedup("fa4"), speedup_vs_cudnn=speedup("cudnn"),
                          speedup_vs_fa2=speedup("fa2"),
