@@ -5,8 +5,9 @@
 
 Stages (comma list, run in the order given; each skipped with a message when the wall-clock budget cannot
 hold it, so one device call of at most 10 minutes never dies half-way):
-  check:original, check:01_tiled, check:02_mma   `workbench check KERNEL --suite full --anchors fa3,cudnn,fa2
-                   --json` (the first one run on a cold cache also times the original and the anchors)
+  check:original, check:01_tiled, check:02_mma, check:03_wgmma, check:04_pingpong
+                   `workbench check KERNEL --suite full --anchors fa3,cudnn,fa2 --json` (the first one run on a
+                   cold cache also times the original and the anchors)
   wall             harness wall time of `full` and `dev26` for ladder/02_mma.cu with --anchors fa3, the
                    original's and FA3's timings cached by the check stages and the candidate's build cached
   twice            ladder/02_mma.cu on dev26 with FA3 twice (fresh seeds): the geomean's spread
@@ -14,8 +15,8 @@ Always, at the end: a summary of everything measured in this call and in --resum
 returned files): geomeans x FA3 per implementation and category, the per-shape best of FA3/cuDNN/FA2 as a
 geomean over `full`, the noisy-flag counts before (docs/data per-call JSONs) and after, timing methods, wall
 times, the spread. Writes under $OUT (default /tmp/out), flat: remeasure.json, remeasure.md, remeasure.log,
-check_<kernel>_full.json per check stage, wbcache.tgz (the timing cache without builds and tensors, to carry
-into the next call as --cache-tgz).
+check_<kernel>_full.json per check stage (at most 4 per call, so $OUT holds at most 8 files), wbcache.tgz (the
+timing cache without builds and tensors, to carry into the next call as --cache-tgz).
 """
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 KERNELS = {"original": "kernels/attn_fwd/original.cu", "01_tiled": "kernels/attn_fwd/ladder/01_tiled.cu",
-           "02_mma": "kernels/attn_fwd/ladder/02_mma.cu"}
+           "02_mma": "kernels/attn_fwd/ladder/02_mma.cu", "03_wgmma": "kernels/attn_fwd/ladder/03_wgmma.cu",
+           "04_pingpong": "kernels/attn_fwd/ladder/04_pingpong.cu"}
 ANCHORS = ("fa3", "cudnn", "fa2")
 CATEGORIES = ("A", "B", "C", "D")
 # rough H200 seconds per stage, to decide what still fits in the budget (a cold cache costs more)
-ESTIMATE_S = {"check:original": 330, "check:01_tiled": 150, "check:02_mma": 150, "wall": 70, "twice": 45}
+ESTIMATE_S = {"check:original": 330, "check:01_tiled": 150, "check:02_mma": 150, "check:03_wgmma": 90,
+              "check:04_pingpong": 90, "wall": 70, "twice": 45}
 BEFORE = {"02_mma": "docs/data/h200_ladder_02_mma_full_2026-11-30.json",     # per-call timing, 2026-11-30
           "01_tiled": "docs/data/h200_ladder_01_tiled_full_2026-11-30.json"}
 SPREAD_THRESHOLDS = (0.02, 0.05, 0.10)
@@ -287,7 +290,7 @@ def markdown(res: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--stages", default="check:02_mma,wall,twice,check:01_tiled",
-                   help="comma list of check:original, check:01_tiled, check:02_mma, wall, twice")
+                   help="comma list of " + ", ".join(ESTIMATE_S))
     p.add_argument("--budget-s", type=float, default=560.0, help="wall-clock budget of this call (default 560)")
     p.add_argument("--cache-dir", default=".cache/wb", help="harness build and timing cache (default .cache/wb)")
     p.add_argument("--cache-tgz", default=".gpucache/wbcache.tgz", help="timing cache from an earlier call")
