@@ -66,6 +66,12 @@
 #ifndef D128_BN_CAUSAL
 #define D128_BN_CAUSAL 128  // @knob D128_BN_CAUSAL 128 {128,176}
 #endif
+#ifndef D64_POLY_EVERY
+#define D64_POLY_EVERY 0    // @knob D64_POLY_EVERY 0 {0,2,3,4}    d64: every Nth n-tile's exp2 by polynomial
+#endif
+#ifndef D128_POLY_EVERY
+#define D128_POLY_EVERY 0   // @knob D128_POLY_EVERY 0 {0,4}       d128: the same
+#endif
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
@@ -113,6 +119,8 @@ struct Cfg {
     static constexpr bool DYNAMIC = DYNAMIC_;   // may take tiles from the atomic counter (registers allowing)
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
     static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
+    // every POLY_EVERY-th n-tile's exponentials by polynomial on the FMA pipe (0: all on MUFU)
+    static constexpr int POLY_EVERY = D == 64 ? D64_POLY_EVERY : (D == 128 ? D128_POLY_EVERY : 0);
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
@@ -206,6 +214,19 @@ __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
+}
+// 2^x for x <= 0 on the FMA pipe (FA4's trick): x = j + f, 2^f by a cubic (max relative error 8.8e-5,
+// far below bf16's 3.9e-3, and exact at f = 0), 2^j added to the exponent bits. Lets part of the
+// exponentials bypass the MUFU unit, which at head_dim 64 is as busy as the tensor cores.
+__device__ __forceinline__ float ex2_poly(float x) {
+    const float xc = fmaxf(x, -126.f);
+    const float j = floorf(xc);
+    const float f = xc - j;
+    float p = fmaf(f, 0.07708216f, 0.22764951f);
+    p = fmaf(p, f, 0.69510539f);
+    p = fmaf(p, f, 1.0f);
+    const float r = __int_as_float(__float_as_int(p) + (static_cast<int>(j) << 23));
+    return x < -126.f ? 0.f : r;   // -inf (masked) must give exactly 0
 }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -508,8 +529,13 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
         float rs = 0.f;
 #pragma unroll
         for (int j = 0; j < C::BN / 8; ++j) {
-            sc[4 * j + 2 * hf] = ex2(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
-            sc[4 * j + 2 * hf + 1] = ex2(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
+            if (C::POLY_EVERY > 0 && j % (C::POLY_EVERY > 0 ? C::POLY_EVERY : 1) == C::POLY_EVERY - 1) {   // this n-tile on the FMA pipe
+                sc[4 * j + 2 * hf] = ex2_poly(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
+                sc[4 * j + 2 * hf + 1] = ex2_poly(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
+            } else {
+                sc[4 * j + 2 * hf] = ex2(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
+                sc[4 * j + 2 * hf + 1] = ex2(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
+            }
             rs += sc[4 * j + 2 * hf] + sc[4 * j + 2 * hf + 1];
         }
         l[hf] = l[hf] * alpha[hf] + rs;   // thread-local partial row sum; the quad is summed at the end
