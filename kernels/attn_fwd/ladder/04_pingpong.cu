@@ -35,6 +35,11 @@
 //   handed to the roles through an smem mailbox): no gain over the non-persistent causal grid inside the
 //   run-to-run noise (dev26 0.934 vs 0.948; single shapes move +-5-9 % between runs, FA3's too), so the
 //   default stays non-persistent for causal (PERSISTENT 1); PERSISTENT 3 keeps the dynamic scheduler.
+// - d64 probes (all 46 d64 shapes of full, one run): exp2 of every 2nd / 4th n-tile by the FMA-pipe
+//   polynomial 0.681 / 0.761x FA3 against 0.861 with MUFU only (predicted +10-15 % if MUFU-bound: refuted,
+//   the polynomial's ~8 FP32 ops per element cost more than the MUFU time they free, so d64 is not
+//   MUFU-throughput-bound here; with two consumers the softmax chain itself leaves the tensor cores idle).
+//   128- instead of 192-key blocks for d64 non-causal: 0.865 vs 0.861, noise. Both knobs stay at 0/192.
 // Where it stands: non-causal 0.93-0.98x FA3 per (category, head_dim), causal 0.82-0.94x. At 16k the
 // causal/non-causal time ratio is 0.51-0.54 (FA3 0.50): the masked blocks are not the gap; at 1k-4k it is
 // 0.57-0.74 (FA3 0.52-0.68): the fixed cost of short causal tiles (start-up, first S GEMM alone, epilogue).
