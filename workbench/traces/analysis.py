@@ -32,6 +32,7 @@ from workbench.traces.schema import TABLES
 from workbench.traces.writer import table_files
 
 from workbench.traces.edits import EDIT_TOOLS, EditTracker
+from workbench.traces.join import link_transcripts
 from workbench.traces.rules import AGENT_WINDOW, CLASSES, claims_limit, classify_message, message_layer
 
 GAIN_THRESHOLD = 0.05
@@ -59,6 +60,7 @@ def connect(roots) -> duckdb.DuckDBPyConnection:
         else:
             con.register(f"{table}_empty", schema.empty_table())
             con.execute(f"CREATE VIEW {table} AS SELECT * FROM {table}_empty")
+    link_transcripts(con)       # an outside agent's campaign and its imported transcript become one session
     return con
 
 
