@@ -81,3 +81,24 @@ stopped = app.wait(timeout=600 if app.is_replay else 0)
 print(f"{stopped.reason}: {stopped.turn} turns, {stopped.tool_calls} tool calls" if stopped else "still running")
 print("trace tables:", app.campaign.ws.traces_dir)
 app.runs_frame()
+
+# %% [markdown]
+# ## Watch a campaign your own agent runs
+# An agent of your own (Claude Code, Codex, Cursor, a local model) runs a campaign through `workbench mcp` or
+# `workbench check --campaign` (README, "Use your own agent"). Set `WATCH` to that campaign's folder and run the
+# next cell: the same widgets follow it while its agent works, read from the campaign's trace tables as they grow.
+# A question you send goes to the campaign's inbox, as `workbench ask` does, and reaches the agent with its next
+# check result; *Stop* stops the watching, not the agent. With `WATCH = None` the cell watches a **demo campaign
+# with CPU stand-in timings** (not measurements) that a scripted agent checks four times.
+
+# %%
+WATCH = None            # a campaign folder, e.g. REPO / "campaigns" / "c-1"
+watched, note = ui.watch(WATCH) if WATCH else ui.watch_demo(root=REPO / "build" / "campaigns")
+print(note)
+display(watched)  # noqa: F821  (IPython's display)
+watched.start()
+
+# %%
+stopped = watched.wait(timeout=0 if WATCH else 120)
+print(f"{stopped.reason}: {stopped.turn} calls" if stopped else "still watching")
+watched.runs_frame()

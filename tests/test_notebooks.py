@@ -54,3 +54,5 @@ def test_notebook_runs_top_to_bottom(py, monkeypatch):
         # the shipped recording is the H200 campaign: measured, so no demo label; replayed to its recorded end
         assert "replaying the recorded campaign" in text and "demo recording" not in text
         assert "agent_finished" in text
+        # the last section watches a campaign an outside agent runs (a stand-in demo here) to its stop condition
+        assert "a demo campaign (CPU stand-in timings" in text and "stop_condition_met: 4 calls" in text

@@ -238,7 +238,8 @@ STOP_REASONS = {"stop_condition_met": "the stop condition holds", "stopped_by_us
                 "internal_error": "a workbench error ended it", "interrupted": "interrupted",
                 "budget_turns": "the turn budget is spent", "budget_tool_calls": "the tool-call budget is spent",
                 "budget_tokens": "the token budget is spent", "budget_usd": "the cost budget is spent",
-                "budget_wall_time": "the time budget is spent"}
+                "budget_wall_time": "the time budget is spent",
+                "stopped_watching": "you stopped watching (the outside agent may go on)"}
 
 
 def stop_reason(reason: str) -> str:
