@@ -1,15 +1,23 @@
-# Sourced by the GPU scripts: install the carried wheels (.whl/*.whl, and Ray from .whl/ray when carried) into
-# /tmp/site once per machine, then put it and the working tree on PYTHONPATH. Once only, because two jobs that run
-# side by side on a 2-GPU machine must not re-install a package while the other is importing it.
+# Sourced by the GPU scripts: install the carried wheels (.whl/*.whl, .whl/mcp/*.whl for `workbench mcp`, and Ray from
+# .whl/ray when carried) into /tmp/site once per machine and wheel set, then put it and the working tree on
+# PYTHONPATH. Once only, because two jobs that run side by side on a 2-GPU machine must not re-install a package
+# while the other is importing it. A wheel carried in two sets (jsonschema: Ray's and mcp's) is installed once.
 SITE=${SITE:-/tmp/site}
 _wheels=()
-ls .whl/*.whl >/dev/null 2>&1 && _wheels+=(.whl/*.whl)
-ls .whl/ray/*.whl >/dev/null 2>&1 && _wheels+=(.whl/ray/*.whl)
-if [ ${#_wheels[@]} -gt 0 ] && [ ! -f "$SITE/.installed" ]; then
+declare -A _seen=()
+for _w in .whl/*.whl .whl/mcp/*.whl .whl/ray/*.whl; do
+  [ -f "$_w" ] || continue
+  _name=$(basename "$_w")
+  [ -n "${_seen[$_name]:-}" ] && continue
+  _seen[$_name]=1
+  _wheels+=("$_w")
+done
+_marker="$SITE/.installed-$(printf '%s\n' "${_wheels[@]}" | xargs -r -n1 basename | sort | md5sum | cut -c1-12)"
+if [ ${#_wheels[@]} -gt 0 ] && [ ! -f "$_marker" ]; then
   mkdir -p "$SITE"
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
     "${_wheels[@]}" || { echo "wheel install into $SITE failed"; return 2 2>/dev/null || exit 2; }
   for t in .whl/ray/ray-*.tar.xz; do [ -f "$t" ] && tar -xJf "$t" -C "$SITE"; done
-  touch "$SITE/.installed"
+  touch "$_marker"
 fi
 export PYTHONPATH=$PWD:$SITE

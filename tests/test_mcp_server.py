@@ -139,3 +139,18 @@ def test_bad_input_is_one_line_and_creates_nothing(tmp_path, args, why):
     assert done.returncode == 2 and done.stdout == ""        # stdout is the protocol: nothing else goes there
     assert len(done.stderr.strip().splitlines()) == 1 and why in done.stderr
     assert not (tmp_path / "campaigns").exists() or not any((tmp_path / "campaigns").iterdir())
+
+
+def test_the_h200_demo_script_runs_here_on_stand_in_timings(tmp_path):
+    """scripts/mcp_campaign_demo.py is the H200 acceptance; with --evaluator standin it runs the same MCP session
+    on a CPU (made-up timings), so a broken script is caught here rather than on the GPU."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "mcp_campaign_demo.py"), "--evaluator", "standin",
+                           "--suite", "smoke", "--id", "demo-dry", "--root", str(tmp_path / "campaigns"),
+                           "--out", str(out)], env=os.environ | env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("check_kernel ") == 3 and "=== QUESTION (from a person" in done.stdout
+    assert (out / "demo-dry.tgz").stat().st_size > 0
+    evaluations = read_table(out / "traces", "evaluations")
+    assert evaluations["eval_id"].nunique() == 3 and evaluations["kernel_sha"].nunique() == 2
+    assert set(read_table(out / "traces", "interventions")["source"]) == {"human", "bank"}
