@@ -86,6 +86,9 @@
 #ifndef PERSISTENT
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1,3}  one CTA per SM looping over tiles: 1 non-causal only, 3 always
 #endif
+#ifndef CAUSAL_PAIRS
+#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
+#endif
 #ifndef DYNAMIC_SCHED
 #define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
 #endif
@@ -115,6 +118,7 @@ struct Params {
     int batch, heads_q, heads_kv, seqlen_q, seqlen_k, group, causal;
     int n_mblocks, n_splits, blocks_per_split;
     int dynamic;      // persistent CTAs take their next tile from an atomic counter (else static striding)
+    int pairs;        // causal, one CTA per pair of query blocks (m, n_mblocks - 1 - m) of one head
     float scale_log2;
 };
 
@@ -343,11 +347,27 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     // (L2 hits; heads of one GQA group are neighbours too). Causal: each head's longest blocks first, so a
     // head's short blocks fill the gaps the next head's long ones leave.
     Tile t;
-    t.m_block = id % p.n_mblocks;
-    if (p.causal) t.m_block = p.n_mblocks - 1 - t.m_block;
-    id /= p.n_mblocks;
-    t.split = id % p.n_splits;
-    t.bh = id / p.n_splits;
+    int rest;
+    if (p.pairs) {
+        // ids [0, G): the long half of the query blocks, ids [G, 2G): the short half, so that CTA c runs
+        // block n-1-j and then block j of the same head: every CTA has about the same work, and the second
+        // tile's Q and first K load while the first one finishes (the start-up cost is paid once per pair).
+        const int P = p.n_mblocks - p.n_mblocks / 2, G = P * p.n_splits * p.batch * p.heads_q;
+        if (id < G) {
+            t.m_block = p.n_mblocks - 1 - id % P;
+            rest = id / P;
+        } else {
+            const int P2 = p.n_mblocks / 2;
+            t.m_block = (id - G) % P2;
+            rest = (id - G) / P2;
+        }
+    } else {
+        t.m_block = id % p.n_mblocks;
+        if (p.causal) t.m_block = p.n_mblocks - 1 - t.m_block;
+        rest = id / p.n_mblocks;
+    }
+    t.split = rest % p.n_splits;
+    t.bh = rest / p.n_splits;
     t.b = t.bh / p.heads_q;
     t.h = t.bh % p.heads_q;
     t.hk = t.h / p.group;
@@ -942,7 +962,9 @@ int launch(const Call& a, cudaStream_t stream) {
     // causal tiles differ in length: the hardware's dynamic CTA scheduling balances them better than a
     // static persistent striding (measured: persistent causal -4..13 % on dev26)
     const bool persistent = PERSISTENT == 2 || (PERSISTENT == 1 && !a.causal) || (PERSISTENT == 3);
-    const long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
+    long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
+    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2;
+    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
     p.dynamic = C::DYNAMIC && persistent && ctas_launched < grid &&
                 (DYNAMIC_SCHED == 2 || (DYNAMIC_SCHED == 1 && a.causal));
     attn_wgmma_kernel<C><<<(unsigned)ctas_launched, kThreads, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
