@@ -44,6 +44,35 @@ def test_original_passes_full_with_anchors():
         assert max(numeric) < 0.5 * 1e-2, f"{anchor} max rel err {max(numeric):.2e}"
 
 
+@pytest.mark.parametrize("kernel", sorted((KERNELS / "ladder").glob("*.cu")), ids=lambda p: p.name)
+def test_ladder_kernel_passes_full_running_only_its_own_kernels(kernel):
+    # verification only (the foreign-kernel check records one call of every scenario either way); the original's
+    # no-false-positive run is test_original_passes_full_with_anchors
+    result = run(kernel, "full", anchors=(), timing=False)
+    save(f"ladder_{kernel.stem}_full", result)
+    failing = [(r.name, r.reason, r.detail) for r in result.rows if r.status != "passed"]
+    assert not failing, failing[:5]
+    assert not any(f.startswith("foreign_check") for f in result.flags), result.flags   # the check ran everywhere
+
+
+def test_the_profiler_window_sees_torch_and_only_what_ran_inside_it():
+    import torch
+
+    from workbench.harness.activity import recording
+    from workbench.harness.foreign import judge
+
+    x = torch.ones(1 << 20, device="cuda")
+    x.mul_(3.0)                                   # before the window: must not be recorded
+    torch.cuda.synchronize()
+    with recording("cuda") as seen:
+        x.add_(1.0)
+        torch.cuda.synchronize()
+    verdict = judge(seen, [])
+    print("seen:", seen, "->", verdict.detail(), flush=True)
+    assert len(seen) == 1 and "at::native::" in seen[0], seen      # the add only, not the mul before it
+    assert not verdict.ok and "(torch)" in verdict.detail()
+
+
 def _wrong_kernels():
     with open(KERNELS / "wrong" / "expected.csv") as handle:
         return [(row["kernel"], row["expected_reasons"].split("|")) for row in csv.DictReader(handle)]

@@ -2,7 +2,9 @@
 
 The build is cached by a hash of the source, the flags and the nvcc version, so re-checking an unchanged
 kernel costs nothing. Compile errors come back as records (file, line, message) plus a one-line summary,
-and forbidden libraries (CUTLASS, CuTe, cuBLAS(Lt), cuDNN) are refused on the source and on the result.
+and forbidden libraries (CUTLASS, CuTe, cuBLAS(Lt), cuDNN) are refused on the source and on the result. These
+are spellings; the worker's foreign-kernel check (own_kernels.py) does not rely on them, and needs the list of
+kernels the library holds, which the build records (kernel_names.py).
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from workbench.harness import kernel_names
+from workbench.harness.foreign import imitates_library
+
 DEFAULT_ARCH = "sm_90a"
 ENTRY_POINT = "attn_fwd"
 BASE_FLAGS = ["-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-Xptxas", "-v", "-lineinfo"]
@@ -26,7 +31,10 @@ BASE_FLAGS = ["-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-Xptxas", 
 FORBIDDEN_INCLUDE = re.compile(r"(cutlass|cute/|cublas|cublasLt|cudnn)", re.IGNORECASE)
 FORBIDDEN_LIB = re.compile(r"lib(cublas|cublasLt|cudnn|cutlass)", re.IGNORECASE)
 FORBIDDEN_SYMBOL = re.compile(r"^(cublas|cudnn|cutlass)", re.IGNORECASE)
-FORBIDDEN_CALLS = re.compile(r"\b(dlopen|dlsym|dlmopen)\s*\(")  # would let a kernel reach libraries torch loaded
+# Dynamic loading and lookup would let a kernel reach the libraries torch has loaded; any mention is refused
+# (a call, `&dlopen`, RTLD_DEFAULT as a handle). Run time does not rely on this: see own_kernels.py.
+FORBIDDEN_CALLS = re.compile(r"\b(dlopen|dlsym|dlvsym|dlmopen|__libc_dlopen_mode|RTLD_DEFAULT|RTLD_NEXT)\b")
+BUILD_FORMAT = 2   # part of the cache key: 2 = BuildResult lists the library's kernels
 
 
 def default_cache_dir() -> Path:
@@ -64,6 +72,7 @@ class BuildResult:
     resources: list = field(default_factory=list)     # list[KernelResources]
     errors: list = field(default_factory=list)        # list[CompileError] (warnings too)
     forbidden: list = field(default_factory=list)     # reasons, empty when clean
+    kernels: list = field(default_factory=list)       # the library's kernels, mangled (the foreign-kernel check)
     summary: str = ""                                 # one readable line
     log: str = ""                                     # full nvcc output
 
@@ -185,7 +194,7 @@ def forbidden_in_source(text: str) -> list[str]:
                 reasons.append(f"line {n}: includes {stripped.split('include', 1)[1].strip()} ({m.group(1)} is not allowed)")
         code = stripped.split("//", 1)[0]
         if FORBIDDEN_CALLS.search(code):
-            reasons.append(f"line {n}: calls {FORBIDDEN_CALLS.search(code).group(1)}() (dynamic loading could reach cuBLAS/cuDNN)")
+            reasons.append(f"line {n}: uses {FORBIDDEN_CALLS.search(code).group(1)} (dynamic loading could reach cuBLAS/cuDNN)")
         if re.search(r"#\s*pragma\s+comment\s*\(\s*lib", stripped):
             reasons.append(f"line {n}: links a library with #pragma comment(lib)")
     return reasons
@@ -213,6 +222,26 @@ def forbidden_in_library(so_path: str) -> list[str]:
             reasons.append(f"library contains the string {needle.decode()!r} (dynamic loading?)")
             break
     return reasons
+
+
+def list_kernels(so_path: str, log: str) -> tuple[list[str], list[str]]:
+    """(the library's kernel names, reasons to refuse them), from the cubins in its .nv_fatbin section, or from the
+    ptxas report where the fatbin cannot be read here (compressed)."""
+    reported = kernel_names.ptxas_kernels(log)
+    found = kernel_names.library_kernels(so_path)
+    reasons = []
+    if found is None:
+        found = reported
+    elif reported:
+        planted = sorted(set(found) - set(reported))
+        if planted:
+            reasons.append(f"the library holds kernels nvcc did not compile: {', '.join(planted[:3])} "
+                           "(data planted in .nv_fatbin?)")
+    lookalikes = imitates_library(found)
+    if lookalikes:
+        reasons.append(f"kernel {lookalikes[0][:120]} is named like a library's kernel (nvjet_, xmma, cutlass, "
+                       "cublas, cudnn, at::, c10::): the foreign-kernel check tells kernels apart by name; rename it")
+    return found, reasons
 
 
 def exports_entry_point(so_path: str) -> bool:
@@ -261,7 +290,7 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
         result.summary = f"{path.name}: nvcc not found on PATH; install the CUDA toolkit (13.0) to build kernels"
         return result
     flags = BASE_FLAGS + arch_flags(arch) + list(extra_flags)
-    key = hashlib.sha256(json.dumps([sha, flags, nvcc_version()]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(json.dumps([sha, flags, nvcc_version(), BUILD_FORMAT]).encode()).hexdigest()[:24]
     out_dir = Path(cache_dir or default_cache_dir()) / "build" / key
     so_path, meta_path = out_dir / "kernel.so", out_dir / "build.json"
     if so_path.exists() and meta_path.exists():
@@ -292,6 +321,8 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
             result.errors.append(CompileError(path.name, None, "error",
                                               f'no exported symbol {ENTRY_POINT}: declare it extern "C"'))
         result.forbidden = forbidden_in_library(str(tmp_so))
+        result.kernels, refused = list_kernels(str(tmp_so), log)
+        result.forbidden += refused
         result.ok = not result.forbidden and not any(e.severity == "error" for e in result.errors)
     if returncode != 0 and not any(e.severity == "error" for e in result.errors):
         tail = [l for l in log.strip().splitlines() if l.strip()][-1:] or ["nvcc failed"]

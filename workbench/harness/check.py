@@ -51,7 +51,7 @@ def _spec(path: str, request: CheckRequest):
     if path.startswith("standin:"):
         return {"kind": "standin", "path": path.split(":", 1)[1], "sha": path}, None
     build = build_kernel(path, arch=request.arch, timeout_s=request.build_timeout_s, cache_dir=request.cache_dir)
-    return {"kind": "so", "path": build.so_path, "sha": build.sha}, build
+    return {"kind": "so", "path": build.so_path, "sha": build.sha, "kernels": build.kernels}, build
 
 
 class _WorkerStream:
@@ -121,6 +121,8 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
                 info = event
                 for name, why in event.get("missing_anchors", {}).items():
                     progress(f"anchor {name} unavailable: {why}")
+                if event.get("foreign_check", "all") != "all":
+                    progress(f"foreign-kernel check: {event['foreign_check']}")
             elif kind == "begin":
                 current = event["scenario"]
                 deadline = time.monotonic() + timeout_s
@@ -248,6 +250,11 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
         result.status, result.error = "crashed", info["error"]
     else:
         result.status = "evaluated"
+    applied = info.get("foreign_check", "all").split(":")[0].split(" ")[0]
+    if applied != "all":   # a result judged without (all of) the foreign-kernel check says so
+        result.flags.append(f"foreign_check:{applied}")
+    if "foreign_calls" in info and os.environ.get("WORKBENCH_FOREIGN_CHECK"):   # measuring the check: its cost
+        progress(f"foreign-kernel check: {info['foreign_calls']} call(s) recorded, {info['foreign_check_s']:.1f} s")
     apply_flags(result, problem, request.previous_best)
     return _finish(result, request, start, problem)
 

@@ -1,5 +1,5 @@
-"""A CPU stand-in for a GPU's asynchronous execution and for CUDA-graph capture, so CI can exercise the
-stream contract and the timer's graph path without a GPU.
+"""A CPU stand-in for a GPU's asynchronous execution, for CUDA-graph capture and for the profiler, so CI can
+exercise the stream contract, the timer's graph path and the foreign-kernel check without a GPU.
 
 Stand-in kernels that model "work launched on another stream" hand it to `launch_async`; the harness's
 device-wide `synchronize()` waits for it, exactly as cudaDeviceSynchronize waits for every stream.
@@ -8,10 +8,14 @@ device-wide `synchronize()` waits for it, exactly as cudaDeviceSynchronize waits
 call again (with `replaying()` true); what the model keeps is the rule that decides whether a call can be
 captured at all: a call that synchronizes the device or launches work off the captured stream during capture
 fails, as `cudaDeviceSynchronize` or an unjoined side stream makes a real capture fail.
+
+Stand-ins name the "kernels" they run with `report`; inside `recording()` those names are collected, as the
+profiler collects a GPU's kernel names (activity.py).
 """
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import Callable
 
 _pending: list[threading.Thread] = []
@@ -78,3 +82,26 @@ class Graph:
             self.call()
         finally:
             _mode["replaying"] = False
+
+
+_recorded: list | None = None
+
+
+def report(name: str) -> None:
+    """A stand-in ran the device work `name` (a kernel's demangled name, or `Memcpy DtoD (Device -> Device)`)."""
+    with _lock:
+        if _recorded is not None:
+            _recorded.append(name)
+
+
+@contextmanager
+def recording():
+    global _recorded
+    names: list[str] = []
+    with _lock:
+        _recorded = names
+    try:
+        yield names
+    finally:
+        with _lock:
+            _recorded = None

@@ -3,6 +3,10 @@
 They follow the kernel calling convention of verify.py (`kernel(inputs, o, lse, scenario) -> int`) and run on
 CPU tensors, so CI proves that every rejection reason fires without a GPU. The worker accepts them as
 `standin:NAME` in place of a .cu path; `crash` and `hang` exist to test process isolation and timeouts.
+
+Every stand-in is one "library" whose kernels are KERNELS (mangled, as a cubin holds them). Writing the outputs
+reports the matching kernel to cpu_device (demangled, as the profiler names it), so the worker's foreign-kernel
+check sees a CPU stand-in's device activity the way it sees a GPU's; `foreign_gemm` also reports cuBLAS's kernels.
 """
 from __future__ import annotations
 
@@ -16,6 +20,9 @@ from workbench.harness.reference import Inputs, reference, softmax_scale
 from workbench.harness.scenarios import Scenario
 
 TILE = 32
+# the stand-ins' own "kernels": void standin::attention<64|128|256>(float const*)
+KERNELS = [f"_ZN7standin9attentionILi{d}EEEvPKf" for d in (64, 128, 256)]
+CUBLAS_GEMM = "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NNN"   # a kernel name torch.profiler shows for a bf16 GEMM
 
 
 def _attention(inputs: Inputs, s: Scenario, *, causal=None, scale=None, keys=None, dims=None):
@@ -36,7 +43,10 @@ def _attention(inputs: Inputs, s: Scenario, *, causal=None, scale=None, keys=Non
     return ref.o, ref.lse
 
 
-def _store(o, lse, ref_o, ref_lse) -> int:
+def _store(o, lse, ref_o, ref_lse, report: bool = True) -> int:
+    if report:
+        d = o.shape[-1]
+        cpu_device.report(f"void standin::attention<{64 if d <= 64 else 128 if d <= 128 else 256}>(float const*)")
     o.copy_(ref_o.to(torch.bfloat16))
     lse.copy_(ref_lse)
     return 0
@@ -163,6 +173,25 @@ def refuses_d256(inputs, o, lse, s):
     return 1 if s.head_dim == 256 else correct(inputs, o, lse, s)
 
 
+def foreign_gemm(inputs, o, lse, s):
+    """Correct, with both GEMMs done by cuBLAS (the twin of wrong/borrowed_gemm.cu): its kernels are not ours."""
+    cpu_device.report(CUBLAS_GEMM)
+    cpu_device.report(CUBLAS_GEMM)
+    return correct(inputs, o, lse, s)
+
+
+def hides_from_profiler(inputs, o, lse, s):
+    """Correct, and no device activity recorded at all (as if the call had switched the profiler off)."""
+    return _store(o, lse, *_attention(inputs, s), report=False)
+
+
+def copies_result(inputs, o, lse, s):
+    """Correct: its own kernel writes a scratch buffer, then a device-to-device copy moves it (allowed)."""
+    rc = correct(inputs, o, lse, s)
+    cpu_device.report("Memcpy DtoD (Device -> Device)")
+    return rc
+
+
 def crash(inputs, o, lse, s):
     os.abort()
 
@@ -181,7 +210,8 @@ def slow_correct(inputs, o, lse, s):
 STANDINS = {f.__name__: f for f in (
     correct, writes_nothing, skip_last_tile, no_causal_mask, wrong_scale, no_running_max, modifies_inputs,
     side_stream, one_head_dim, cached_pointers, writes_past_end, missing_barrier, wrong_lse, refuses_d256,
-    degrades_after_warmup, syncs_in_call, lazy_when_captured, crash, hang, slow_correct)}
+    degrades_after_warmup, syncs_in_call, lazy_when_captured, foreign_gemm, hides_from_profiler, copies_result,
+    crash, hang, slow_correct)}
 
 # The reason each stand-in must be rejected with (the GPU twins in kernels/attn_fwd/wrong/expected.csv).
 EXPECTED_REASON = {
@@ -191,3 +221,5 @@ EXPECTED_REASON = {
     "writes_past_end": "out_of_bounds", "missing_barrier": "nondeterministic", "wrong_lse": "lse_mismatch",
     "refuses_d256": "unsupported",
 }
+# Rejected by the worker's foreign-kernel check, which runs after verification (tests/test_foreign.py).
+EXPECTED_REASON_IN_WORKER = {"foreign_gemm": "foreign_kernel", "hides_from_profiler": "foreign_kernel"}

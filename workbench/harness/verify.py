@@ -36,6 +36,7 @@ REASONS = {
     "out_of_bounds": "bytes before or after o / lse were overwritten",
     "nondeterministic": "the same inputs twice gave different outputs (race?)",
     "timed_mismatch": "outputs of timed launches are wrong although verification passed",
+    "foreign_kernel": "a kernel that is not in the kernel's own library ran during its call (cuBLAS, cuDNN, torch)",
     "unsupported": "the kernel refused the shape (returned an error code)",
     "launch_error": "a CUDA error surfaced after the launch",
     "crash": "the evaluation process died (illegal address, abort)",

@@ -6,7 +6,8 @@ A job is {"request", "candidate", "baseline", "scenarios", "device"} (see check.
 JSON line per event to a private copy of stdout (fd 1 itself is pointed at stderr first, so whatever the
 candidate prints cannot forge results): {"event": "begin", "scenario": name}, {"event": "result", ...},
 {"event": "done", "gpu": ..., "versions": ...}. A kernel that faults poisons the CUDA context, so after a CUDA
-error the worker reports it and stops; the parent marks the rest as skipped.
+error the worker reports it and stops; the parent marks the rest as skipped. Every kernel that runs during a
+recorded call of the candidate or the baseline must come from its own library (own_kernels.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from workbench.harness import own_kernels
 from workbench.harness.problem import Problem
 from workbench.harness.reference import Inputs, reference, sample_rows
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
@@ -63,6 +65,7 @@ class ScenarioRun:
         self.job, self.problem, self.timer, self.cache, self.anchors = job, problem, timer, cache, anchors
         self.device = job["device"]
         self.fresh_seed = fresh_seed
+        self.own = own_kernels.OwnKernelCheck(job, problem.tolerances, fresh_seed)
 
     def original_rows(self, s: Scenario, verifier: Verifier, baseline) -> Reference | None:
         """The original kernel's output on the first fixed seed, on a few sampled rows (cached on disk)."""
@@ -132,6 +135,13 @@ class ScenarioRun:
                     raise
                 result.reference_errors[name] = f"unsupported: {type(err).__name__}: {str(err)[:100]}"
 
+    def own_kernels_only(self, result: ScenarioResult, candidate, s: Scenario, x: Inputs, out: GuardedOutputs) -> bool:
+        """One recorded call (own_kernels.py); False, with the result failed, when it ran a foreign kernel."""
+        result.reason, result.detail = self.own.candidate(candidate, s, x, out)
+        if result.reason:
+            result.status = FAILED
+        return not result.reason
+
     def run(self, s: Scenario, candidate, baseline) -> ScenarioResult:
         problem, tol = self.problem, self.problem.tolerances
         verifier = Verifier(s, self.device, tol, self.fresh_seed)
@@ -144,6 +154,11 @@ class ScenarioRun:
             result.status = UNSUPPORTED
         if not outcome.passed:
             return result
+        timing = self.job["request"].get("timing", True)
+        own_late = self.own.applies(s) and timing and self.own.after_timing(s)
+        if self.own.applies(s) and not own_late and not self.own_kernels_only(result, candidate, s, verifier.inputs,
+                                                                              verifier.out):
+            return result
         # timing inputs: the fresh seed and the first fixed seed, whose references already exist
         seeds = [self.fresh_seed, tol.seeds[0]][: max(1, problem.timing.input_sets)]
         refs = [verifier.reference_for(seed) for seed in seeds]
@@ -153,12 +168,14 @@ class ScenarioRun:
             x.fill(seed)
             sets.append(x)
         del verifier
-        if not self.job["request"].get("timing", True):
+        if not timing:
             self.anchor_errors_only(result, s, sets, refs)
             return result
         result.stats, timed_problem = self.time_kernel(candidate, s, sets)
         if timed_problem:
             result.status, result.reason, result.detail = FAILED, "timed_mismatch", timed_problem
+            return result
+        if own_late and not self.own_kernels_only(result, candidate, s, sets[0], GuardedOutputs(s, self.device, 16)):
             return result
         for x, seed in zip(sets, seeds):   # back to the contents `refs` describe (anchor errors use them)
             x.fill(seed)
@@ -169,8 +186,10 @@ class ScenarioRun:
             if stats is None and spec["sha"] == self.job["candidate"]["sha"]:
                 stats = result.stats      # the candidate is the original: one timing serves both
             if stats is None:
-                probe = GuardedOutputs(s, self.device, 16)
-                rc = baseline(sets[0], probe.o, probe.lse, s)
+                rc, foreign = self.own.baseline(baseline, s, sets[0])
+                if foreign:
+                    result.status, result.reason, result.detail = FAILED, "foreign_kernel", foreign
+                    return result
                 if rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one
                     result.reference_errors["original"] = f"unsupported: the baseline returned error code {rc}"
                 else:
@@ -213,7 +232,8 @@ def main() -> int:
     elif request.anchors:
         missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
     gpu, versions = environment(device, anchor_versions)
-    emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed)
+    emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed,
+         foreign_check=own_kernels.policy(device)[1])
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
     timer = Timer(device, problem.timing)
     try:
@@ -248,7 +268,8 @@ def main() -> int:
         cache.flush()
         if request.fail_fast and result.status == FAILED:
             break
-    emit("done", gpu=gpu, versions=versions)
+    emit("done", gpu=gpu, versions=versions, foreign_check_s=round(runner.own.seconds, 3),
+         foreign_calls=runner.own.calls)
     return 0
 
 

@@ -1,0 +1,52 @@
+"""Record the names of the device work (kernels, copies, sets) that ran inside a block of code.
+
+On a GPU: torch.profiler with CUDA activity only (CUPTI through Kineto), whose kernel names are demangled by
+libstdc++'s `__cxa_demangle`. Everything the device ran between the start and the end of the block is recorded,
+whichever thread, stream or library launched it; the caller synchronises before the block (so the harness's own
+fills and poison are not in it) and inside it, after the call (so the call's work is). On the CPU: the names
+the stand-ins report through cpu_device.report, so the same check runs end to end in CI.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from workbench.harness import cpu_device
+
+
+def unavailable(device: str) -> str:
+    """Why device activity cannot be recorded here ('' when it can)."""
+    if not device.startswith("cuda"):
+        return ""
+    try:
+        from torch.profiler import ProfilerActivity, supported_activities
+    except ImportError as err:   # pragma: no cover - torch without its profiler
+        return f"torch.profiler is missing ({err})"
+    if ProfilerActivity.CUDA not in supported_activities():
+        return "torch.profiler has no CUDA activity here (CUPTI not found)"
+    return ""
+
+
+@contextmanager
+def recording(device: str) -> Iterator[list[str]]:
+    """`with recording(device) as names: ...` -> names holds the device activity once the block has ended."""
+    names: list[str] = []
+    if not device.startswith("cuda"):
+        with cpu_device.recording() as reported:
+            yield names
+        names.extend(reported)
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        yield names
+    names.extend(_device_event_names(prof))
+
+
+def _device_event_names(prof) -> list[str]:
+    from torch.autograd import DeviceType
+
+    results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    if results is not None:   # the raw Kineto events: no tree building, nothing filtered out
+        return [e.name() for e in results.events() if e.device_type() == DeviceType.CUDA]
+    return [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]

@@ -1,0 +1,103 @@
+"""The worker's side of reason `foreign_kernel`: record calls and judge what ran (the rule itself: foreign.py).
+
+Per scenario, one untimed call of the candidate on new input contents is recorded, either just before its
+timing or just after it (a coin this run alone knows, so counting calls cannot tell a recorded call from a
+timed one), and its output is checked like a timed launch's (a wrong one is `timed_mismatch`). The baseline's first call of a scenario is
+recorded too (the call it makes anyway; no extra call). Fills, poison and the reference run before the window.
+
+WORKBENCH_FOREIGN_CHECK = all (default) | sampled (only the first and the largest scenario) | off: the lead's
+switch for measuring what the check costs; an unknown value keeps the check on. With the variable set, check
+prints how many calls were recorded and the seconds the check took (fills, reference, recorded calls).
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+from typing import Optional
+
+import torch
+
+from workbench.harness import activity
+from workbench.harness.foreign import judge
+from workbench.harness.reference import Inputs, reference, sample_rows
+from workbench.harness.scenarios import Scenario
+from workbench.harness.verify import GuardedOutputs, Tolerances, errors_against, synchronize
+
+POLICY_ENV = "WORKBENCH_FOREIGN_CHECK"
+POLICIES = ("all", "sampled", "off")
+
+
+def policy(device: str) -> tuple[str, str]:
+    """(the policy applied, a line saying so for the worker's start event)."""
+    raw = os.environ.get(POLICY_ENV, "").strip().lower() or "all"
+    if raw not in POLICIES:
+        return "all", f"all ({POLICY_ENV}={raw!r} is not one of {', '.join(POLICIES)})"
+    why = activity.unavailable(device) if raw != "off" else ""
+    return ("off", f"off: {why}") if why else (raw, raw)
+
+
+class OwnKernelCheck:
+    def __init__(self, job: dict, tol: Tolerances, fresh_seed: int):
+        self.job, self.tol, self.fresh_seed = job, tol, fresh_seed
+        self.device = job["device"]
+        self.policy, self.note = policy(self.device)
+        shapes = [Scenario(**raw) for raw in job.get("scenarios", [])]
+        self.sampled = {shapes[0].name, max(shapes, key=Scenario.flops).name} if shapes else set()
+        self.seconds, self.calls = 0.0, 0       # what the check cost this worker (reported in its done event)
+
+    def applies(self, s: Scenario) -> bool:
+        return self.policy == "all" or (self.policy == "sampled" and s.name in self.sampled)
+
+    def after_timing(self, s: Scenario) -> bool:
+        return random.Random(f"{self.fresh_seed}|{s.key}").random() < 0.5
+
+    def own_names(self, role: str) -> list[str]:
+        spec = self.job.get(role) or {}
+        if spec.get("kind") == "standin":
+            from workbench.harness.standins import KERNELS
+            return KERNELS
+        return list(spec.get("kernels") or [])
+
+    def _recorded(self, kernel, x: Inputs, out: GuardedOutputs, s: Scenario) -> tuple[int, list[str]]:
+        synchronize(self.device)
+        with activity.recording(self.device) as seen:
+            rc = kernel(x, out.o, out.lse, s)
+            synchronize(self.device)
+        self.calls += 1
+        return rc, seen
+
+    def candidate(self, kernel, s: Scenario, x: Inputs, out: GuardedOutputs) -> tuple[str, str]:
+        """(reason, detail): reason '' when the call ran only the candidate's kernels and got the output right;
+        detail then lists the copies/sets it issued, if any."""
+        start = time.perf_counter()
+        tol = self.tol
+        x.fill(self.fresh_seed + 104729)
+        rows = sample_rows(s, tol.original_rows, 0, torch.Generator().manual_seed(self.fresh_seed + 3))
+        ref = reference(s, x, rows)
+        out.poison()
+        rc, seen = self._recorded(kernel, x, out, s)
+        verdict = judge(seen, self.own_names("candidate"), wrote_output=out.o.numel() > 0)
+        outcome = ("", verdict.detail() if verdict.transfers else "")
+        if rc:
+            outcome = "unsupported", f"attn_fwd returned error code {rc} on the call recorded for the foreign-kernel check"
+        elif not verdict.ok:
+            outcome = "foreign_kernel", verdict.detail()
+        else:
+            errs = errors_against(out.o, out.lse, ref, s)
+            if not (errs.rel_l2 <= tol.rel_l2_tol and errs.max_abs <= tol.max_abs_tol):
+                outcome = "timed_mismatch", (f"the call recorded for the foreign-kernel check (new inputs, after "
+                                             f"verification passed) has rel L2 {errs.rel_l2:.2e}")
+        self.seconds += time.perf_counter() - start
+        return outcome
+
+    def baseline(self, kernel, s: Scenario, x: Inputs) -> tuple[int, Optional[str]]:
+        """The baseline's first call: (its return code, a detail line when it ran kernels not its own)."""
+        out = GuardedOutputs(s, self.device, 16)
+        if not self.applies(s):
+            return kernel(x, out.o, out.lse, s), None
+        start = time.perf_counter()
+        rc, seen = self._recorded(kernel, x, out, s)
+        verdict = judge(seen, self.own_names("baseline"), wrote_output=out.o.numel() > 0)
+        self.seconds += time.perf_counter() - start
+        return rc, (None if rc or verdict.ok else "the baseline: " + verdict.detail())
