@@ -1,9 +1,13 @@
 """The worker's side of reason `foreign_kernel`: record calls and judge what ran (the rule itself: foreign.py).
 
-Per scenario, one untimed call of the candidate on new input contents is recorded, either just before its
-timing or just after it (a coin this run alone knows, so counting calls cannot tell a recorded call from a
-timed one), and its output is checked like a timed launch's (a wrong one is `timed_mismatch`). The baseline's first call of a scenario is
-recorded too (the call it makes anyway; no extra call). Fills, poison and the reference run before the window.
+Per scenario, one untimed call of the candidate on new input contents is recorded the way the timer runs it:
+captured into a CUDA graph (outside the window) and replayed inside it, so a kernel that launches other work
+only while it is being captured is seen doing so; as a plain call where it cannot be captured (or where the
+profiler sees nothing inside a graph replay). It happens either just before the timing or just after it (a
+coin this run alone knows, so counting calls cannot tell a recorded call from a timed one), and its output is
+checked like a timed launch's (a wrong one is `timed_mismatch`). The baseline's first call of a scenario is
+recorded too (the call it makes anyway, plain; no extra call). Fills, poison, capture and the reference run
+before the window.
 
 WORKBENCH_FOREIGN_CHECK = all (default) | sampled (only the first and the largest scenario) | off: the lead's
 switch for measuring what the check costs; an unknown value keeps the check on. With the variable set, check
@@ -22,6 +26,7 @@ from workbench.harness import activity
 from workbench.harness.foreign import judge
 from workbench.harness.reference import Inputs, reference, sample_rows
 from workbench.harness.scenarios import Scenario
+from workbench.harness.timing import CaptureFailed
 from workbench.harness.verify import GuardedOutputs, Tolerances, errors_against, synchronize
 
 POLICY_ENV = "WORKBENCH_FOREIGN_CHECK"
@@ -67,16 +72,37 @@ class OwnKernelCheck:
         self.calls += 1
         return rc, seen
 
-    def candidate(self, kernel, s: Scenario, x: Inputs, out: GuardedOutputs) -> tuple[str, str]:
+    def _recorded_replay(self, graph, out: GuardedOutputs) -> list[str]:
+        out.poison()
+        synchronize(self.device)
+        with activity.recording(self.device) as seen:
+            getattr(graph, "graph", graph).replay()    # timing's _CudaGraph holds the torch graph; the CPU's is one
+            synchronize(self.device)
+        self.calls += 1
+        return seen
+
+    def candidate(self, kernel, s: Scenario, x: Inputs, out: GuardedOutputs, capture=None) -> tuple[str, str]:
         """(reason, detail): reason '' when the call ran only the candidate's kernels and got the output right;
-        detail then lists the copies/sets it issued, if any."""
+        detail then lists the copies/sets it issued, if any. capture: the timer's capture(launch, i) -> graph."""
         start = time.perf_counter()
         tol = self.tol
         x.fill(self.fresh_seed + 104729)
         rows = sample_rows(s, tol.original_rows, 0, torch.Generator().manual_seed(self.fresh_seed + 3))
         ref = reference(s, x, rows)
         out.poison()
-        rc, seen = self._recorded(kernel, x, out, s)
+        seen: list[str] = []
+        if capture is not None:
+            try:
+                graph = capture(lambda _i: kernel(x, out.o, out.lse, s), 0)
+            except CaptureFailed:                  # timed as plain calls, so recorded as one
+                graph = None
+            if graph is not None:
+                seen = self._recorded_replay(graph, out)
+                del graph
+        rc = 0
+        if not seen:
+            out.poison()
+            rc, seen = self._recorded(kernel, x, out, s)
         verdict = judge(seen, self.own_names("candidate"), wrote_output=out.o.numel() > 0)
         outcome = ("", verdict.detail() if verdict.transfers else "")
         if rc:

@@ -180,6 +180,13 @@ def foreign_gemm(inputs, o, lse, s):
     return correct(inputs, o, lse, s)
 
 
+def foreign_when_captured(inputs, o, lse, s):
+    """Its own kernel when called, cuBLAS's when captured into a graph (so in every timed replay)."""
+    if cpu_device.capturing() or cpu_device.replaying():
+        return foreign_gemm(inputs, o, lse, s)
+    return correct(inputs, o, lse, s)
+
+
 def hides_from_profiler(inputs, o, lse, s):
     """Correct, and no device activity recorded at all (as if the call had switched the profiler off)."""
     return _store(o, lse, *_attention(inputs, s), report=False)
@@ -210,8 +217,8 @@ def slow_correct(inputs, o, lse, s):
 STANDINS = {f.__name__: f for f in (
     correct, writes_nothing, skip_last_tile, no_causal_mask, wrong_scale, no_running_max, modifies_inputs,
     side_stream, one_head_dim, cached_pointers, writes_past_end, missing_barrier, wrong_lse, refuses_d256,
-    degrades_after_warmup, syncs_in_call, lazy_when_captured, foreign_gemm, hides_from_profiler, copies_result,
-    crash, hang, slow_correct)}
+    degrades_after_warmup, syncs_in_call, lazy_when_captured, foreign_gemm, foreign_when_captured,
+    hides_from_profiler, copies_result, crash, hang, slow_correct)}
 
 # The reason each stand-in must be rejected with (the GPU twins in kernels/attn_fwd/wrong/expected.csv).
 EXPECTED_REASON = {
@@ -222,4 +229,5 @@ EXPECTED_REASON = {
     "refuses_d256": "unsupported",
 }
 # Rejected by the worker's foreign-kernel check, which runs after verification (tests/test_foreign.py).
-EXPECTED_REASON_IN_WORKER = {"foreign_gemm": "foreign_kernel", "hides_from_profiler": "foreign_kernel"}
+EXPECTED_REASON_IN_WORKER = {"foreign_gemm": "foreign_kernel", "foreign_when_captured": "foreign_kernel",
+                             "hides_from_profiler": "foreign_kernel"}

@@ -137,7 +137,7 @@ class ScenarioRun:
 
     def own_kernels_only(self, result: ScenarioResult, candidate, s: Scenario, x: Inputs, out: GuardedOutputs) -> bool:
         """One recorded call (own_kernels.py); False, with the result failed, when it ran a foreign kernel."""
-        result.reason, result.detail = self.own.candidate(candidate, s, x, out)
+        result.reason, result.detail = self.own.candidate(candidate, s, x, out, capture=self.timer._capture)
         if result.reason:
             result.status = FAILED
         return not result.reason
