@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from workbench.traces.importers import import_main, import_paths, sniff
-from workbench.traces.importers.common import evaluation_rows, find_harness_lines
+from workbench.traces.importers.harness_output import evaluation_rows, find_sightings
 from workbench.traces.writer import TraceWriter, read_table
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -192,10 +192,13 @@ def test_codex_resumed_rollout_and_counter_restart(tmp_path):
 
 # ---- harness output parsing, our campaigns, CLI, robustness -----------------------------------------------
 def test_harness_line_parsing():
-    assert find_harness_lines("geomean_vs_fa3: 0.73") == [{"geomean_vs_fa3": 0.73}]
-    runs = find_harness_lines("geomean_vs_fa3: 0.5\nall_correct: false\ngeomean_vs_fa3=0.6\nstop_met: true\n")
-    assert runs == [{"geomean_vs_fa3": 0.5, "all_correct": False}, {"geomean_vs_fa3": 0.6, "stop_met": True}]
-    assert find_harness_lines("speedup: 2.0\nthe geomean_vs_fa3 is about 1") == []
+    def figures(text):
+        return [(s.form, s.geomeans, s.rows[0]["all_correct"], s.rows[0]["stop_met"]) for s in find_sightings(text)]
+
+    assert figures("geomean_vs_fa3: 0.73") == [("text", {"fa3": 0.73}, None, None)]
+    runs = figures("geomean_vs_fa3: 0.5\nall_correct: false\ngeomean_vs_fa3=0.6\nstop_met: true\n")
+    assert runs == [("text", {"fa3": 0.5}, False, None), ("text", {"fa3": 0.6}, None, True)]
+    assert find_sightings("speedup: 2.0\nthe geomean_vs_fa3 is about 1") == []
     rows = evaluation_rows('noise {"kernel_sha": 1}\n{"not": "a result"}\n', session_id="s", call_id="c", ts=None,
                            source_file="f", source_line=1)
     assert rows == []

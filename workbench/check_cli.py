@@ -1,6 +1,7 @@
 """`workbench check KERNEL.cu --suite dev26 [--baseline ...] [--anchors fa3,cudnn] [--stop EXPR] [--json PATH]`
 
-Prints a progress line per scenario, then the table and `key: value` geomean lines. Exit codes:
+Prints a progress line per scenario, then the table and `key: value` geomean lines, and last one
+`workbench-result: {json}` line for programs (harness/result_line.py). Exit codes:
 0 stop condition met, 3 evaluated but not met, 1 candidate failed (build or verification),
 2 usage or environment error (bad suite, no GPU for verification and timing).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from workbench.harness.check import check
 from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult
+from workbench.harness.result_line import format_result_line
 from workbench.harness.scenarios import SuiteError
 from workbench.harness.stop import StopExprError, parse_stop
 
@@ -207,6 +209,7 @@ def main(argv=None) -> int:
     if args.traces and result.status == "evaluated":
         session_id = write_traces(result, args.traces)
         print(f"traces: {args.traces} (session {session_id})")
+    print(format_result_line(result), flush=True)      # last, for programs reading this stdout (result_line.py)
     return exit_code(result)
 
 

@@ -8,24 +8,30 @@ The format, and the traps this importer handles (FIELD_NOTES.md, "Agent transcri
     and written on the first line of that API message;
   * a resumed session copies earlier lines (same `uuid`) into a new file: files that share a uuid are one
     session, and each uuid is kept once (its first occurrence, so source_file/source_line point at the original);
-  * tool results come back in user lines as `tool_result` blocks (`tool_use_id`, `is_error`).
+  * tool results come back in user lines as `tool_result` blocks (`tool_use_id`, `is_error`); a tool use the
+    person rejected comes back as an error result, and the reason they typed ("... the user said:\n<reason>")
+    is a human message: it becomes a text row of its own, after the line's blocks;
+  * user lines also carry text the client injects (IDE context, reminders, slash commands, hook output,
+    interrupt markers, the compaction summary, `isMeta` lines): injected.py's rules cut it out and count it.
+A line seen again (same `uuid`; lines without one: same content) is a duplicate before it is anything else, so
+a resumed file's copy of a summary or compaction line counts as a duplicate, not as an ignored line.
 Lines that are not JSON objects are counted as malformed and skipped.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, head, parse_ts, price,
                                                read_jsonl, safe_session_id)
+from workbench.traces.importers.injected import IMAGE_WITHOUT_TEXT, META_LINE, split_injected
 
-# user text that Claude Code injects itself (slash commands, caveats, interrupts, reminders): not typed by a person
-NOT_HUMAN_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-                      "<local-command-stderr>", "<system-reminder>", "<bash-input>", "<bash-stdout>",
-                      "<bash-stderr>", "<user-memory-input>", "Caveat: The messages below were generated",
-                      "[Request interrupted by user", "This session is being continued from a previous conversation")
+REJECTED = "The user doesn't want to proceed with this tool use."
+REJECTION_REASON = "the user said:\n"
+REJECTION_NOTE = re.compile(r"\n\s*Note: The user's next message.*\Z", re.S)   # newer clients append this
 NO_ROW_TYPES = ("summary", "file-history-snapshot", "queue-operation", "system")
 SYNTHETIC_MODEL = "<synthetic>"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)     # sort key for lines before any timestamp
@@ -80,13 +86,61 @@ def _result_text(block: dict) -> str:
     return "" if content is None else json.dumps(content)
 
 
-def _is_human(obj: dict, block: dict) -> bool:
-    if obj.get("type") != "user" or obj.get("isSidechain") or obj.get("isMeta") or obj.get("isCompactSummary"):
-        return False
-    if block.get("type") != "text":
-        return False
-    text = (block.get("text") or "").lstrip()
-    return bool(text) and not text.startswith(NOT_HUMAN_PREFIXES)
+def _rejection_reason(output: str) -> str | None:
+    """What the person typed when rejecting a tool use, or None."""
+    if not output.startswith(REJECTED) or REJECTION_REASON not in output:
+        return None
+    return REJECTION_NOTE.sub("", output.split(REJECTION_REASON, 1)[1]).strip() or None
+
+
+def _user_text(obj: dict, text: str | None, tally: ImportTally) -> tuple[bool, str | None]:
+    """(is_human, text to store) for a text block of a main-chain user line; injected blocks are counted."""
+    typed, kinds = split_injected(text, "claude_code")
+    if obj.get("isMeta") or obj.get("isCompactSummary"):
+        tally.skip(kinds or ["compaction_summary" if obj.get("isCompactSummary") else META_LINE])
+        return False, text
+    tally.skip(kinds)
+    return bool(typed.strip()), (typed if kinds and typed.strip() else text)
+
+
+def _block_rows(obj: dict, message: dict, base: dict, usage_row: dict, tally: ImportTally, calls: dict,
+                results: list, turn: int, ts, file, number) -> list[dict]:
+    """The messages rows of one line's content blocks; tool uses go to calls, tool outputs to results."""
+    person = obj.get("type") == "user" and not obj.get("isSidechain")
+    rows, humans, images, extra = [], 0, 0, []
+    blocks = _blocks(message)
+    for index, block in enumerate(blocks):
+        btype = block.get("type") or "unknown"
+        row = dict(base, block_index=index, block_type=btype, is_human=False, **(usage_row if index == 0 else {}))
+        if btype == "text":
+            row["text"] = block.get("text")
+            if person:
+                row["is_human"], row["text"] = _user_text(obj, block.get("text"), tally)
+                humans += row["is_human"]
+        elif btype == "thinking":
+            row["text"] = block.get("thinking")
+        elif btype == "image":
+            images += 1
+        elif btype == "tool_use":
+            row.update(text=head(json.dumps(block.get("input"), ensure_ascii=False)), tool_use_id=block.get("id"),
+                       tool_name=block.get("name"))
+            calls[block.get("id")] = dict(call_id=block.get("id"), turn=turn, tool_name=block.get("name"),
+                                          input_json=json.dumps(block.get("input"), ensure_ascii=False),
+                                          started_at=ts, source_file=file, source_line=number)
+        elif btype == "tool_result":
+            output = _result_text(block)
+            row.update(text=head(output), tool_use_id=block.get("tool_use_id"))
+            results.append((block.get("tool_use_id"), output, bool(block.get("is_error")), ts, file, number))
+            reason = _rejection_reason(output) if person and block.get("is_error") else None
+            typed, kinds = split_injected(reason, "claude_code") if reason else ("", [])
+            tally.skip(kinds)
+            if typed.strip():
+                extra.append(dict(base, block_index=len(blocks) + len(extra), block_type="text", is_human=True,
+                                  text=typed.strip(), tool_use_id=block.get("tool_use_id")))
+        rows.append(row)
+    if person and images and not humans and not obj.get("isMeta"):
+        tally.skip([IMAGE_WITHOUT_TEXT] * images)
+    return rows + extra
 
 
 def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict, arm: str | None = None,
@@ -106,13 +160,14 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         last_ts = None
         for number, obj in records_by_file[path]:
             uuid = obj.get("uuid")
+            key = uuid or json.dumps(obj, sort_keys=True)
+            if key in seen:
+                tally.duplicate_lines += 1
+                continue
+            seen.add(key)
             if obj.get("type") in NO_ROW_TYPES or not uuid:
                 tally.ignored_lines += 1
                 continue
-            if uuid in seen:
-                tally.duplicate_lines += 1
-                continue
-            seen.add(uuid)
             ts = parse_ts(obj.get("timestamp")) or last_ts
             last_ts = ts
             records.append((ts, rank, number, str(path), obj))
@@ -174,29 +229,15 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
                 cost = price(model, tokens["input_tokens"], tokens["output_tokens"], tokens["cache_read_tokens"],
                              tokens["cache_write_tokens"])
             usage_row = dict(tokens, cost_usd=cost)
-        for index, block in enumerate(_blocks(message)):
-            btype = block.get("type") or "unknown"
-            text = None
-            if btype == "text":
-                text = block.get("text")
-            elif btype == "thinking":
-                text = block.get("thinking")
-            elif btype == "tool_use":
-                text = head(json.dumps(block.get("input"), ensure_ascii=False))
-                calls[block.get("id")] = dict(call_id=block.get("id"), turn=turn, tool_name=block.get("name"),
-                                              input_json=json.dumps(block.get("input"), ensure_ascii=False),
-                                              started_at=ts, source_file=file, source_line=number)
-            elif btype == "tool_result":
-                output = _result_text(block)
-                text = head(output)
-                results.append((block.get("tool_use_id"), output, bool(block.get("is_error")), ts, file, number))
-            messages.append(dict(session_id=session_id, message_id=obj["uuid"], block_index=index,
-                                 parent_id=obj.get("parentUuid"), turn=turn, role=message.get("role") or kind,
-                                 block_type=btype, is_human=_is_human(obj, block),
-                                 is_sidechain=bool(obj.get("isSidechain")), text=text, ts=ts, model=model,
-                                 source_file=file, source_line=number, **(usage_row if index == 0 else {})))
+        base = dict(session_id=session_id, message_id=obj["uuid"], parent_id=obj.get("parentUuid"), turn=turn,
+                    role=message.get("role") or kind, is_sidechain=bool(obj.get("isSidechain")), text=None, ts=ts,
+                    model=model, source_file=file, source_line=number)
+        messages += _block_rows(obj, message, base, usage_row, tally, calls, results, turn, ts, file, number)
 
     evaluations += attach_results(results, calls, tally, session_id, error_line=0)
+    for row in messages:
+        if row["block_type"] == "tool_result" and row.get("tool_use_id") in calls:
+            row["tool_name"] = calls[row["tool_use_id"]]["tool_name"]
     tool_calls = sorted(calls.values(), key=lambda c: (c["started_at"] or EPOCH, c["source_file"], c["source_line"]))
     for index, call in enumerate(tool_calls, start=1):
         call.update(session_id=session_id, tool_index=index)

@@ -10,19 +10,22 @@ Each line is `{timestamp, type, payload}`:
     resume: the new total is the difference). `user_message` / `agent_message` echo response items and are
     skipped, so nothing is counted twice.
 Files that carry the same session id are one session; a line repeated verbatim across them is kept once.
-User messages that Codex writes itself (environment context, AGENTS.md instructions) are not human.
+User messages that Codex writes itself (environment context, AGENTS.md instructions) are not human (injected.py).
+Tool output comes as a string, a JSON string `{output, metadata: {exit_code}}`, a list of `input_text` items, or
+(newer CLIs) text under an `Exit code: N` / `Wall time: ...` / `Output:` header; a non-zero exit code is an error.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
 from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, head, parse_ts, price,
                                                read_jsonl, safe_session_id)
+from workbench.traces.importers.injected import IMAGE_WITHOUT_TEXT, split_injected
 
-NOT_HUMAN_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                      "<permissions instructions>", "<user_shell_command>", "<turn_aborted>")
+EXEC_HEADER = re.compile(r"\AExit code: (-?\d+)\n(?:Wall time: [^\n]*\n)?(?:Total output lines: \d+\n)?Output:\n?")
 TOOL_CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")
 TOOL_OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens")
@@ -43,7 +46,7 @@ def _session_key(path: Path, records) -> str:
 
 
 def _output(payload: dict) -> tuple[str, bool | None]:
-    """Tool output text and error flag; output may be a string, a JSON string {output, metadata}, or a dict."""
+    """Tool output text and error flag, from any of the shapes in the module docstring."""
     raw = payload.get("output")
     exit_code, success = None, None
     if isinstance(raw, str):
@@ -57,7 +60,12 @@ def _output(payload: dict) -> tuple[str, bool | None]:
         exit_code = (raw.get("metadata") or {}).get("exit_code")
         success = raw.get("success")
         raw = raw.get("output", raw.get("content", ""))
+    if isinstance(raw, list):
+        raw = "\n".join(item.get("text", "") if isinstance(item, dict) else str(item) for item in raw)
     text = raw if isinstance(raw, str) else json.dumps(raw)
+    header = EXEC_HEADER.match(text)
+    if header:
+        exit_code, text = int(header.group(1)), text[header.end():]
     is_error = success is False or (exit_code is not None and exit_code != 0)
     return text, is_error
 
@@ -137,12 +145,24 @@ def import_session(key: str, paths: list[Path], per_file: dict, tally: ImportTal
             role = "system" if role in ("developer", "system") else role
             content = payload.get("content")
             items = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+            humans, images = 0, 0
             for index, item in enumerate(items):
-                text = item.get("text") if isinstance(item, dict) else str(item)
-                human = role == "user" and bool(text and text.strip()) \
-                    and not text.lstrip().startswith(NOT_HUMAN_PREFIXES)
+                item = item if isinstance(item, dict) else {"type": "text", "text": str(item)}
+                if item.get("type") in ("input_image", "image"):
+                    images += 1
+                    add(dict(base, block_index=index, role=role, block_type="image", is_human=False, text=None))
+                    continue
+                text, human = item.get("text"), False
+                if role == "user":
+                    typed, kinds = split_injected(text, "codex")
+                    tally.skip(kinds)
+                    human = bool(typed.strip())
+                    text = typed if kinds and human else text
+                    humans += human
                 add(dict(base, block_index=index, role=role, block_type="text", is_human=human, text=text,
                          model=model if role == "assistant" else None))
+            if role == "user" and images and not humans:
+                tally.skip([IMAGE_WITHOUT_TEXT] * images)
             if role == "assistant" and model:
                 models[model] += 1
         elif kind == "response_item" and ptype == "reasoning":
@@ -157,11 +177,13 @@ def import_session(key: str, paths: list[Path], per_file: dict, tally: ImportTal
             calls[call_id] = dict(session_id=session_id, call_id=call_id, turn=turn, tool_name=name,
                                   input_json=input_json, started_at=ts, source_file=file, source_line=number)
             add(dict(base, block_index=0, role="assistant", block_type="tool_use", is_human=False,
-                     text=head(input_json), model=model))
+                     text=head(input_json), model=model, tool_use_id=call_id, tool_name=name))
         elif kind == "response_item" and ptype in TOOL_OUTPUT_TYPES:
             text, is_error = _output(payload)
             outputs.append((payload.get("call_id"), text, is_error, ts, file, number))
-            add(dict(base, block_index=0, role="user", block_type="tool_result", is_human=False, text=head(text)))
+            call = calls.get(payload.get("call_id"))
+            add(dict(base, block_index=0, role="user", block_type="tool_result", is_human=False, text=head(text),
+                     tool_use_id=payload.get("call_id"), tool_name=call["tool_name"] if call else None))
         else:
             tally.ignored_lines += 1        # UI echoes, compaction markers, kinds this importer does not use
 

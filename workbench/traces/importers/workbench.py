@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from workbench.traces.importers.common import ImportedSession, ImportTally, evaluation_rows
+from workbench.traces.importers.common import ImportedSession, ImportTally
+from workbench.traces.importers.harness_output import evaluation_rows
 from workbench.traces.schema import TABLES
 from workbench.traces.writer import session_dirs, table_files
 

@@ -1,0 +1,424 @@
+"""Harness runs found in tool output, in every shape a transcript holds them.
+
+A transcript keeps only what the agent saw, so a harness run is whatever the tool output printed. Three shapes,
+most trusted first:
+  * the **result line** `workbench-result: {json}` that `workbench check` prints last (harness/result_line.py);
+  * the **SuiteResult JSON** of `workbench check --json FILE`, read back with cat, jq, `python -m json.tool` or
+    Claude Code's Read (whose `     1→` line numbers are stripped; a line Read cut at 2000 characters does not
+    parse and is skipped); alone or among log lines, on one line or pretty-printed: per-scenario rows;
+  * **`key: value` text**: the human summary of `workbench check` from before the result line existed
+    (`kernel: k.cu (sha 1a2b3c4d5e6f)`, `suite: dev26  gpu: ...`, `scenarios: 3 passed, 5 failed`,
+    `geomean_vs_fa3: 0.755   (A 0.748, B 0.762, …)`, `all_correct: false`, `stop: '...' -> met`, `error: ...`),
+    or a person's own script (`geomean_vs_fa3=0.73`, `kernel_sha: abc`). Text after a value is ignored. A key seen
+    again, or a `kernel:` line, starts the next run. A block is a run when it has a geomean or `all_correct`, or
+    the check's own `kernel:` + `suite:` + `scenarios:` lines (a failed build prints no figures, only `error:`).
+Each sighting becomes evaluation rows: per scenario from the JSON, else one suite-level row (`scenario` null) with
+the status: passed / failed (verification failed, build failed, forbidden, crashed — `reason` says which) /
+static_only (built, but no GPU to verify on).
+
+**One run, one row set** (`RunMerger`). The same run is often seen more than once: its stdout carries both the
+summary and the result line, the agent reads the JSON back, a sub-agent quotes its figures. Two sightings are
+one run when both carry an eval id and the ids are equal; when either lacks one, when they agree on every
+identity field both know (kernel sha — a printed 12-character prefix matches the full sha —, suite, status) and
+on every overall geomean both print (to the precision printed; at least one, or a known kernel sha for runs with
+none), and the later came within `SAME_RUN_WINDOW_S` of the run's previous sighting. Two sightings of the same
+shape in one tool output are never one run unless their eval ids are equal. The run keeps the rows of its most
+detailed sighting (per-scenario JSON, then result line, then text); its `ts` and `call_id` are those of its first
+sighting, when the result first appeared. A repeated run of an unchanged kernel whose figures come out identical
+(a timing cache) within the window and without eval ids is counted once: the rule cannot tell them apart.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from workbench.harness.result_line import find_result_lines
+
+SAME_RUN_WINDOW_S = 600.0
+DETAIL_CHARS = 500
+SHA_PREFIX_MIN = 8          # a printed sha shorter than this never matches by prefix
+
+KEY_LINE = re.compile(r"^[ \t]*(geomean_vs_[a-z0-9]+|all_correct|stop_met|kernel_sha|suite|kernel|scenarios|stop|error)"
+                      r"[ \t]*[:=][ \t]*(.*?)[ \t]*$", re.M | re.I)
+TOKEN = re.compile(r"[^\s,;()]+")
+KERNEL_VALUE = re.compile(r"^(.+?) \(sha ([^)\s]+)\)")
+STOP_VALUE = re.compile(r"->\s*(met|not met)\s*$")
+COUNT = re.compile(r"(\d+) (passed|failed|unsupported|skipped|static_only)")
+FAIL_ROW = re.compile(r"^\S+\s+FAIL (\w+)", re.M)
+JSON_START = re.compile(r"(?m)^[ \t]*\{")
+READ_LINE_NUMBER = re.compile(r"(?m)^ *\d+→")
+DETAIL = {"text": 1, "result_line": 2, "json": 2}     # per-scenario JSON: 3
+
+
+# ---- small parsers ---------------------------------------------------------------------------------
+def _finite(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _clip(text, limit: int = DETAIL_CHARS):
+    return text if not text or len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _decimals(token: str) -> int:
+    return len(token.split(".", 1)[1]) if "." in token else 0
+
+
+def _row_status(status: str | None, all_correct) -> tuple[str | None, str | None]:
+    """(evaluations.status, reason) of a suite-level row from the suite status and all_correct."""
+    if status in (None, "evaluated"):
+        if all_correct is None:
+            return None, None
+        return ("passed", None) if all_correct else ("failed", None)
+    if status == "static_only":
+        return "static_only", None
+    return "failed", status             # build_failed | forbidden | crashed | error
+
+
+@dataclass
+class Sighting:
+    form: str                       # result_line | json | text
+    pos: int                        # offset in the tool output
+    rows: list                      # evaluation rows without session, eval id, call, time and source
+    eval_id: str | None = None
+    kernel_sha: str | None = None
+    suite: str | None = None
+    status: str | None = None       # the suite's: evaluated | build_failed | static_only | ... (None: not shown)
+    geomeans: dict = field(default_factory=dict)    # overall, by reference name: {"original": 3.9, "fa3": None}
+    decimals: int | None = None     # geomeans printed to this many decimals; None: full precision
+    detail: int = 1
+
+    @property
+    def printed(self) -> dict:
+        return {k: v for k, v in self.geomeans.items() if v is not None}
+
+
+def _suite_row(s: Sighting, all_correct, stop_met, **extra) -> dict:
+    status, reason = _row_status(s.status, all_correct)
+    return dict(kernel_sha=s.kernel_sha, suite=s.suite, scenario=None, status=status,
+                reason=extra.pop("reason", None) or reason,
+                geomean_vs_original=s.geomeans.get("original"), geomean_vs_fa3=s.geomeans.get("fa3"),
+                all_correct=all_correct if isinstance(all_correct, bool) else None,
+                stop_met=stop_met if isinstance(stop_met, bool) else None, **extra)
+
+
+# ---- the result line ---------------------------------------------------------------------------------
+def _from_result_line(pos: int, obj: dict) -> Sighting:
+    overall = (obj.get("geomeans") or {}).get("overall") or {}
+    s = Sighting("result_line", pos, [], eval_id=obj.get("eval_id") or None, kernel_sha=obj.get("kernel_sha"),
+                 suite=obj.get("suite"), status=obj.get("status"),
+                 geomeans={k: _finite(v) for k, v in overall.items()}, detail=DETAIL["result_line"])
+    failures = [f for f in obj.get("failures") or [] if isinstance(f, dict)]
+    counts = obj.get("counts") or {}
+    reasons = sorted({str(f.get("reason")) for f in failures if f.get("reason")})
+    detail = obj.get("error") or None
+    if failures:
+        detail = (f"{counts.get('failed', len(failures))} of {sum(v for v in counts.values() if isinstance(v, int))}"
+                  " scenarios failed: " + ", ".join(f"{f.get('scenario')} {f.get('reason')}" for f in failures))
+    s.rows = [_suite_row(s, obj.get("all_correct"), obj.get("stop_met"), reason=",".join(reasons) or None,
+                         detail=_clip(detail), gpu=obj.get("gpu") or None,
+                         suite_flags=",".join(obj.get("flags") or []) or None)]
+    return s
+
+
+# ---- SuiteResult JSON -----------------------------------------------------------------------------
+def _is_suite_result(obj) -> bool:
+    return isinstance(obj, dict) and "suite" in obj and "kernel_sha" in obj and ("rows" in obj or "geomeans" in obj)
+
+
+def find_suite_results(text: str) -> list[tuple[int, dict]]:
+    """(offset, object) of every SuiteResult JSON object in text that starts a line."""
+    if not text or '"kernel_sha"' not in text:
+        return []
+    if "→" in text:
+        text = READ_LINE_NUMBER.sub("", text)
+    found, decoder, end_of_last = [], json.JSONDecoder(), 0
+    for match in JSON_START.finditer(text):
+        start = match.end() - 1
+        if start < end_of_last:
+            continue
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if _is_suite_result(obj):
+            found.append((start, obj))
+            end_of_last = end
+    return found
+
+
+def _scenario_flops(scenario: dict) -> float | None:
+    try:
+        from workbench.harness.scenarios import Scenario
+        fields = Scenario.__dataclass_fields__
+        return Scenario(**{k: v for k, v in scenario.items() if k in fields}).flops()
+    except Exception:           # an odd scenario dict must not stop an import
+        return None
+
+
+def _from_suite_result(pos: int, result: dict) -> Sighting:
+    overall = (result.get("geomeans") or {}).get("overall") or {}
+    s = Sighting("json", pos, [], eval_id=result.get("eval_id") or None, kernel_sha=result.get("kernel_sha"),
+                 suite=result.get("suite"), status=result.get("status"),
+                 geomeans={k: _finite(v) for k, v in overall.items()}, detail=DETAIL["json"])
+    suite_flags = list(result.get("flags") or [])
+    versions = result.get("versions") or None
+    common = dict(kernel_sha=s.kernel_sha, suite=s.suite, geomean_vs_original=s.geomeans.get("original"),
+                  geomean_vs_fa3=s.geomeans.get("fa3"), all_correct=result.get("all_correct"),
+                  stop_met=result.get("stop_met"), gpu=result.get("gpu") or None,
+                  suite_flags=",".join(suite_flags) or None,
+                  versions_json=json.dumps(versions, sort_keys=True) if versions else None)
+    for r in result.get("rows") or []:
+        scenario = r.get("scenario") or {}
+        stats = r.get("stats") or {}
+        refs = r.get("reference_stats") or {}
+        median = _finite(stats.get("median_us"))
+
+        def speedup(name):
+            other = _finite((refs.get(name) or {}).get("median_us"))
+            ok = r.get("status") == "passed" and median and other
+            return other / median if ok else None
+
+        flops = _scenario_flops(scenario)
+        s.rows.append(dict(common, scenario=scenario.get("name"), category=scenario.get("category"),
+                           status=r.get("status"), reason=r.get("reason") or None, detail=r.get("detail") or None,
+                           rel_l2_err=_finite(r.get("rel_l2_err")), max_abs_err=_finite(r.get("max_abs_err")),
+                           us_median=median, us_p10=_finite(stats.get("p10_us")), us_p90=_finite(stats.get("p90_us")),
+                           n_reps=stats.get("n"), tflops=flops / (median * 1e-6) / 1e12 if flops and median else None,
+                           timing_method=stats.get("method") or None, call_us_median=_finite(stats.get("call_us")),
+                           speedup_vs_original=speedup("original"), speedup_vs_fa3=speedup("fa3"),
+                           speedup_vs_fa4=speedup("fa4"), speedup_vs_cudnn=speedup("cudnn"),
+                           speedup_vs_fa2=speedup("fa2"),
+                           flags=",".join(list(r.get("flags") or []) + suite_flags) or None))
+    if s.rows:
+        s.detail = 3
+    else:       # build failed, forbidden, crashed: one row says so
+        status, reason = _row_status(s.status, result.get("all_correct"))
+        s.rows.append(dict(common, status=status or "failed", reason=reason or result.get("status"),
+                           detail=_clip(result.get("error") or None), flags=",".join(suite_flags) or None))
+    return s
+
+
+# ---- key: value text ---------------------------------------------------------------------------------
+def _value(key: str, raw: str):
+    """The parsed value of one `key: value` line, or None when the line is not a harness line after all."""
+    token = TOKEN.match(raw)
+    if key.startswith("geomean_vs_"):
+        if not token:
+            return None
+        text = token.group(0)
+        if text in ("-", "nan", "NaN"):
+            return ("-", None)
+        number = _finite(text)
+        return None if number is None else (text, number)
+    if key in ("all_correct", "stop_met"):
+        word = token.group(0).lower() if token else ""
+        return (word == "true") if word in ("true", "false") else None
+    if key in ("kernel_sha", "suite"):
+        return token.group(0) if token else None
+    if key == "kernel":
+        match = KERNEL_VALUE.match(raw)
+        return (match.group(1), match.group(2)) if match else None
+    if key == "scenarios":
+        return {name: int(n) for n, name in COUNT.findall(raw)}
+    if key == "stop":
+        match = STOP_VALUE.search(raw)
+        return (match.group(1) == "met") if match else None
+    return raw or None          # error
+
+
+def find_harness_lines(text: str) -> list[dict]:
+    """`key: value` runs in text: [{key: value, ..., "_pos": offset}], keys as `_value` parses them."""
+    runs, current = [], {}
+    for match in KEY_LINE.finditer(text or ""):
+        key = match.group(1).lower()
+        value = _value(key, match.group(2))
+        if value is None:
+            continue
+        if key in current or (key == "kernel" and current):
+            runs.append(current)
+            current = {}
+        current.setdefault("_pos", match.start())
+        current[key] = value
+    if current:
+        runs.append(current)
+    return [r for r in runs if any(k.startswith("geomean_vs_") for k in r) or "all_correct" in r
+            or {"kernel", "suite", "scenarios"} <= set(r)]
+
+
+def _text_status(run: dict) -> str | None:
+    counts = run.get("scenarios") or {}
+    has_figures = any(k.startswith("geomean_vs_") for k in run) or "all_correct" in run
+    if counts.get("static_only") and not (counts.get("passed") or counts.get("failed")):
+        return "static_only"
+    if has_figures:
+        return "evaluated"
+    if "kernel" not in run:
+        return None
+    error = (run.get("error") or "").lower()
+    if "build failed" in error or "does not build" in error:
+        return "build_failed"
+    return "forbidden" if "forbidden" in error else ("crashed" if "crash" in error else "error")
+
+
+def _from_text(run: dict, fail_reasons: list[str]) -> Sighting:
+    geomeans, decimals = {}, []
+    for key, value in run.items():
+        if key.startswith("geomean_vs_"):
+            printed, number = value
+            geomeans[key[len("geomean_vs_"):]] = number
+            if number is not None:
+                decimals.append(_decimals(printed))
+    sha = run["kernel"][1] if "kernel" in run else run.get("kernel_sha")
+    s = Sighting("text", run["_pos"], [], kernel_sha=str(sha) if sha is not None else None,
+                 suite=str(run["suite"]) if "suite" in run else None, status=_text_status(run), geomeans=geomeans,
+                 decimals=min(decimals) if decimals else None, detail=DETAIL["text"])
+    all_correct = run.get("all_correct")
+    stop_met = run.get("stop_met", run.get("stop"))
+    reason = ",".join(sorted(set(fail_reasons))) if all_correct is False and fail_reasons else None
+    counts = run.get("scenarios") or {}
+    detail = run.get("error") if "kernel" in run else None
+    if all_correct is False and counts.get("failed"):
+        detail = f"{counts['failed']} of {sum(counts.values())} scenarios failed"
+    s.rows = [_suite_row(s, all_correct, stop_met, reason=reason, detail=_clip(detail))]
+    return s
+
+
+# ---- one tool output -----------------------------------------------------------------------------------
+def _close(a, b, decimals) -> bool:
+    tolerance = 0.5 * 10 ** -decimals + 1e-9 if decimals is not None else 1e-9 * max(1.0, abs(a))
+    return abs(a - b) <= tolerance
+
+
+def _sha_agrees(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return short == long_ or (len(short) >= SHA_PREFIX_MIN and long_.startswith(short))
+
+
+def same_run(a: Sighting, b: Sighting) -> bool:
+    """The identity rule of the module docstring, without the time window."""
+    if a.eval_id and b.eval_id:
+        return a.eval_id == b.eval_id
+    if not _sha_agrees(a.kernel_sha, b.kernel_sha):
+        return False
+    for x, y in ((a.suite, b.suite), (a.status, b.status)):
+        if x and y and x != y:
+            return False
+    shared = set(a.printed) & set(b.printed)
+    if not shared:
+        return not a.printed and not b.printed and bool(a.kernel_sha and b.kernel_sha)
+    decimals = [d for d in (a.decimals, b.decimals) if d is not None]
+    places = min(decimals) if decimals else None
+    return all(_close(a.printed[k], b.printed[k], places) for k in shared)
+
+
+def find_sightings(text: str) -> list[Sighting]:
+    """Every harness run printed in one tool output, in order; shapes of one run in it are merged."""
+    if not text:
+        return []
+    found = [_from_result_line(pos, obj) for pos, obj in find_result_lines(text)]
+    found += [_from_suite_result(pos, obj) for pos, obj in find_suite_results(text)]
+    fails = [(m.start(), m.group(1)) for m in FAIL_ROW.finditer(text)]
+    last = 0
+    for run in find_harness_lines(text):
+        reasons = [r for pos, r in fails if last <= pos < run["_pos"]]
+        last = run["_pos"]
+        found.append(_from_text(run, reasons))
+    found.sort(key=lambda s: s.pos)
+    merged: list[Sighting] = []
+    for s in found:
+        twin = next((m for m in merged if (m.form != s.form and same_run(m, s))
+                     or (m.eval_id is not None and m.eval_id == s.eval_id)), None)
+        if twin is None:
+            merged.append(s)
+        elif s.detail > twin.detail:
+            merged[merged.index(twin)] = _absorb(s, twin)
+        else:
+            _absorb(twin, s)
+    return merged
+
+
+def _absorb(keep: Sighting, other: Sighting) -> Sighting:
+    """keep, with what only other knew (eval id, full sha, precise geomeans) filled in."""
+    keep.eval_id = keep.eval_id or other.eval_id
+    if other.kernel_sha and len(other.kernel_sha) > len(keep.kernel_sha or ""):
+        keep.kernel_sha = other.kernel_sha
+        for row in keep.rows:
+            row["kernel_sha"] = other.kernel_sha
+    keep.suite = keep.suite or other.suite
+    keep.status = keep.status or other.status
+    if keep.decimals is not None and other.printed and (other.decimals is None or other.decimals > keep.decimals):
+        keep.geomeans = {**keep.geomeans, **other.printed}
+        keep.decimals = other.decimals
+        for row in keep.rows:           # text rows are suite-level: carry the precise figures
+            row.update(geomean_vs_original=keep.geomeans.get("original"), geomean_vs_fa3=keep.geomeans.get("fa3"))
+    return keep
+
+
+# ---- every tool output of a session ---------------------------------------------------------------------
+@dataclass
+class _Run:
+    best: Sighting
+    first: dict         # call_id, ts, source_file, source_line, index of the first sighting
+    best_where: dict
+    last_ts: object
+
+
+class RunMerger:
+    """Feed tool outputs in time order; `rows(session_id)` gives one row set per run (module docstring)."""
+
+    def __init__(self, window_s: float = SAME_RUN_WINDOW_S):
+        self.window_s = window_s
+        self.runs: list[_Run] = []
+        self.sightings = 0
+        self.seen_again = 0         # sightings that were a run already counted (read-backs, quotes)
+
+    def _within(self, run: _Run, ts) -> bool:
+        if ts is None or run.last_ts is None:
+            return True
+        return abs((ts - run.last_ts).total_seconds()) <= self.window_s
+
+    def add(self, text: str, *, call_id, ts, source_file, source_line) -> None:
+        touched = []            # runs of this output: another sighting in it is another run
+        for index, s in enumerate(find_sightings(text)):
+            self.sightings += 1
+            where = dict(call_id=call_id, ts=ts, source_file=source_file, source_line=source_line, index=index)
+            run = next((r for r in reversed(self.runs)
+                        if self._within(r, ts) and same_run(r.best, s) and not any(r is t for t in touched)), None)
+            if run is None:
+                self.runs.append(_Run(best=s, first=where, best_where=where, last_ts=ts))
+                touched.append(self.runs[-1])
+                continue
+            touched.append(run)
+            self.seen_again += 1
+            run.last_ts = ts if ts is not None else run.last_ts
+            if s.detail > run.best.detail:
+                run.best, run.best_where = _absorb(s, run.best), where
+            else:
+                _absorb(run.best, s)
+
+    def rows(self, session_id: str) -> list[dict]:
+        out = []
+        for run in self.runs:
+            first = run.first
+            eval_id = run.best.eval_id or f"{first['call_id'] or first['source_line']}#{first['index']}"
+            for row in run.best.rows:
+                out.append(dict(row, session_id=session_id, eval_id=eval_id, call_id=first["call_id"],
+                                ts=first["ts"], source_file=run.best_where["source_file"],
+                                source_line=run.best_where["source_line"]))
+        return out
+
+
+def evaluation_rows(text: str, *, session_id: str, call_id: str | None, ts, source_file: str,
+                    source_line: int) -> list[dict]:
+    """`evaluations` rows for every harness run printed in one tool output."""
+    merger = RunMerger()
+    merger.add(text, call_id=call_id, ts=ts, source_file=source_file, source_line=source_line)
+    return merger.rows(session_id)
