@@ -99,7 +99,7 @@ def _user_text(obj: dict, text: str | None, tally: ImportTally) -> tuple[bool, s
     if obj.get("isMeta") or obj.get("isCompactSummary"):
         tally.skip(kinds or ["compaction_summary" if obj.get("isCompactSummary") else META_LINE])
         return False, text
-    tally.skip(kinds)
+    tally.skip(kinds[:1])
     return bool(typed.strip()), (typed if kinds and typed.strip() else text)
 
 
@@ -133,7 +133,7 @@ def _block_rows(obj: dict, message: dict, base: dict, usage_row: dict, tally: Im
             results.append((block.get("tool_use_id"), output, bool(block.get("is_error")), ts, file, number))
             reason = _rejection_reason(output) if person and block.get("is_error") else None
             typed, kinds = split_injected(reason, "claude_code") if reason else ("", [])
-            tally.skip(kinds)
+            tally.skip(kinds[:1])
             if typed.strip():
                 extra.append(dict(base, block_index=len(blocks) + len(extra), block_type="text", is_human=True,
                                   text=typed.strip(), tool_use_id=block.get("tool_use_id")))

@@ -155,7 +155,7 @@ def import_session(key: str, paths: list[Path], per_file: dict, tally: ImportTal
                 text, human = item.get("text"), False
                 if role == "user":
                     typed, kinds = split_injected(text, "codex")
-                    tally.skip(kinds)
+                    tally.skip(kinds[:1])
                     human = bool(typed.strip())
                     text = typed if kinds and human else text
                     humans += human

@@ -21,7 +21,8 @@ summary and the result line, the agent reads the JSON back, a sub-agent quotes i
 one run when both carry an eval id and the ids are equal; when either lacks one, when they agree on every
 identity field both know (kernel sha — a printed 12-character prefix matches the full sha —, suite, status) and
 on every overall geomean both print (to the precision printed; at least one, or a known kernel sha for runs with
-none), and the later came within `SAME_RUN_WINDOW_S` of the run's previous sighting. Two sightings of the same
+none), and the later came within `SAME_RUN_WINDOW_S` of the run's previous sighting (equal eval ids need no
+window: a JSON file read back a day later is still that run). Two sightings of the same
 shape in one tool output are never one run unless their eval ids are equal. The run keeps the rows of its most
 detailed sighting (per-scenario JSON, then result line, then text); its `ts` and `call_id` are those of its first
 sighting, when the result first appeared. A repeated run of an unchanged kernel whose figures come out identical
@@ -44,6 +45,7 @@ KEY_LINE = re.compile(r"^[ \t]*(geomean_vs_[a-z0-9]+|all_correct|stop_met|kernel
                       r"[ \t]*[:=][ \t]*(.*?)[ \t]*$", re.M | re.I)
 TOKEN = re.compile(r"[^\s,;()]+")
 KERNEL_VALUE = re.compile(r"^(.+?) \(sha ([^)\s]+)\)")
+SUITE_GPU = re.compile(r"\bgpu: (.+?)(?:\s{2,}wall_s:|\s*$)")
 STOP_VALUE = re.compile(r"->\s*(met|not met)\s*$")
 COUNT = re.compile(r"(\d+) (passed|failed|unsupported|skipped|static_only)")
 FAIL_ROW = re.compile(r"^\S+\s+FAIL (\w+)", re.M)
@@ -219,7 +221,10 @@ def _value(key: str, raw: str):
     if key in ("all_correct", "stop_met"):
         word = token.group(0).lower() if token else ""
         return (word == "true") if word in ("true", "false") else None
-    if key in ("kernel_sha", "suite"):
+    if key == "suite":              # `suite: dev26  gpu: NVIDIA H200  wall_s: 5.5` from workbench check
+        gpu = SUITE_GPU.search(raw)
+        return (token.group(0), gpu.group(1) if gpu and gpu.group(1) != "-" else None) if token else None
+    if key == "kernel_sha":
         return token.group(0) if token else None
     if key == "kernel":
         match = KERNEL_VALUE.match(raw)
@@ -276,7 +281,7 @@ def _from_text(run: dict, fail_reasons: list[str]) -> Sighting:
                 decimals.append(_decimals(printed))
     sha = run["kernel"][1] if "kernel" in run else run.get("kernel_sha")
     s = Sighting("text", run["_pos"], [], kernel_sha=str(sha) if sha is not None else None,
-                 suite=str(run["suite"]) if "suite" in run else None, status=_text_status(run), geomeans=geomeans,
+                 suite=run["suite"][0] if "suite" in run else None, status=_text_status(run), geomeans=geomeans,
                  decimals=min(decimals) if decimals else None, detail=DETAIL["text"])
     all_correct = run.get("all_correct")
     stop_met = run.get("stop_met", run.get("stop"))
@@ -285,7 +290,8 @@ def _from_text(run: dict, fail_reasons: list[str]) -> Sighting:
     detail = run.get("error") if "kernel" in run else None
     if all_correct is False and counts.get("failed"):
         detail = f"{counts['failed']} of {sum(counts.values())} scenarios failed"
-    s.rows = [_suite_row(s, all_correct, stop_met, reason=reason, detail=_clip(detail))]
+    s.rows = [_suite_row(s, all_correct, stop_met, reason=reason, detail=_clip(detail),
+                         gpu=run["suite"][1] if "suite" in run else None)]
     return s
 
 
@@ -391,7 +397,8 @@ class RunMerger:
             self.sightings += 1
             where = dict(call_id=call_id, ts=ts, source_file=source_file, source_line=source_line, index=index)
             run = next((r for r in reversed(self.runs)
-                        if self._within(r, ts) and same_run(r.best, s) and not any(r is t for t in touched)), None)
+                        if (bool(r.best.eval_id and s.eval_id) or self._within(r, ts)) and same_run(r.best, s)
+                        and not any(r is t for t in touched)), None)
             if run is None:
                 self.runs.append(_Run(best=s, first=where, best_where=where, last_ts=ts))
                 touched.append(self.runs[-1])
