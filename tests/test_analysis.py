@@ -204,7 +204,10 @@ def test_arms_side_by_side(a):
                                    "gains_after_question"]].tolist() == [1, 1, 0, 7, 4, 2, 0]
     assert arms.loc["human", ["sessions", "human_messages", "questions", "tool_calls", "harness_runs", "gains",
                               "gains_after_question"]].tolist() == [1, 4, 2, 12, 4, 3, 1]
-    assert arms.loc["tools_only", "best_geomean_median"] == 0.66 and arms.loc["human", "best_geomean_max"] == 0.70
+    assert arms.loc["tools_only", "best_vs_fa3_median"] == 0.66 and arms.loc["human", "best_vs_fa3_max"] == 0.70
+    # both sessions are scored on x FA3: the x original columns stay empty instead of mixing the metrics
+    assert arms["sessions_vs_fa3"].tolist() == [1, 1] and arms["sessions_vs_original"].tolist() == [0, 0]
+    assert arms["best_vs_original_max"].isna().all()
     assert arms.loc["tools_only", "readded_rate"] == pytest.approx(0.2)
     assert arms.loc["human", "readded_rate"] == pytest.approx(3 / 11)
 

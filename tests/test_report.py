@@ -47,8 +47,9 @@ def test_report_numbers(page):
     assert "1 session(s) imported from Claude Code transcripts; 1 session(s) imported from Codex CLI rollouts" in text
     for row in ("question 1 20.0 %", "information 1 20.0 %", "directive 2 40.0 %", "nothing 1 20.0 %"):
         assert row in text
-    assert "tools_only 1 1 0 7 4 0.660 0.660 2 0 20.0 % $0.0164" in text
-    assert "human 1 4 2 12 4 0.700 0.700 3 1 27.3 % $0.0205" in text
+    # arms: ... harness runs, on x FA3, best x FA3 median, max, on x original (0: its two best cells empty), ...
+    assert "tools_only 1 1 0 7 4 1 0.660 0.660 0 2 0 20.0 % $0.0164" in text
+    assert "human 1 4 2 12 4 1 0.700 0.700 0 3 1 27.3 % $0.0205" in text
     assert "GPU: NVIDIA H200" in text
     assert "Message classes" in text and "moved the layer" in text      # the rules are printed
 

@@ -10,8 +10,10 @@ prompt, not text the agent CLI injects), outside sidechains. Questions the campa
 Text rules (message classes, layers, claimed limits) are in `rules.py`, the re-added-line rule in `edits.py`;
 both docstrings are part of this description.
 
-**Harness runs and gains.** A harness run is one `eval_id`. Each session is scored on geomean ×FA3 when any run
-of it has one, else on geomean ×original. Runs with `all_correct` false never count as a best. The first scored
+**Harness runs and gains.** A harness run is one `eval_id` (a failed build or verification is a run too; the
+importers count a run the transcript shows several times once). Each session is scored on geomean ×FA3 when any
+run of it has one, else on geomean ×original; tables keep the two metrics in separate columns, never one
+column of both. Runs with `all_correct` false never count as a best. The first scored
 run sets the starting best; a *gain event* is a run whose geomean is at least (1 + threshold) × the best so far
 (default threshold 5 %); the best so far then moves to every new maximum, gain or not.
 The message that *preceded* a gain is the last steering message after the previous gain (or the session start)
@@ -37,6 +39,9 @@ from workbench.traces.rules import AGENT_WINDOW, CLASSES, claims_limit, classify
 
 GAIN_THRESHOLD = 0.05
 ATTRIBUTIONS = CLASSES + ("nothing",)
+# the import tally of each session (importers/common.py ImportTally), carried into the sessions table
+IMPORT_COUNTS = ("import_lines", "malformed_lines", "duplicate_lines", "ignored_lines", "usage_duplicates",
+                 "orphan_results", "injected_blocks", "harness_sightings", "harness_seen_again")
 
 
 class TraceError(ValueError):
@@ -105,8 +110,11 @@ def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None) -> Ana
         dup = sessions.loc[sessions["copies"] > 1, "session_id"].iloc[0]
         raise TraceError(f"session {dup} appears more than once across the trace roots; pass each root once")
     imports = [_import_tally(c) for c in sessions["config_json"]]
-    sessions["malformed_lines"] = [t.get("malformed_lines", 0) for t in imports]
-    sessions["duplicate_lines"] = [t.get("duplicate_lines", 0) for t in imports]
+    for col in IMPORT_COUNTS:
+        sessions[col] = [t.get("lines" if col == "import_lines" else col, 0) for t in imports]
+    sessions["import_files"] = [len(t.get("files") or []) for t in imports]
+    sessions["injected_kinds"] = [", ".join(f"{k} {n}" for k, n in (t.get("injected") or {}).items()) or None
+                                  for t in imports]
     sessions = sessions.drop(columns=["copies", "config_json"])
 
     say("counting messages, tokens and tool calls")
@@ -190,13 +198,15 @@ def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None) -> Ana
     best = runs[runs["scored"]].groupby("session_id")
     table = table.merge(best["geomean"].max().rename("best_geomean"), on="session_id", how="left")
     table = table.merge(best["metric"].first().rename("metric"), on="session_id", how="left")
+    for metric, col in (("geomean_vs_fa3", "best_vs_fa3"), ("geomean_vs_original", "best_vs_original")):
+        table[col] = table["best_geomean"].where(table["metric"] == metric)      # one metric per column
     table = table.merge(gains.groupby("session_id").size().rename("gains"), on="session_id", how="left")
     after_q = gains[gains["preceded_by"] == "question"].groupby("session_id").size().rename("gains_after_question")
     table = table.merge(after_q, on="session_id", how="left")
     lines = edits.groupby("session_id")[["added", "readded"]].sum()
     table = table.merge(lines.rename(columns={"added": "lines_added", "readded": "lines_readded"}),
                         on="session_id", how="left")
-    count_cols = ["malformed_lines", "duplicate_lines", "message_rows", "sidechain_rows", "human_messages", "input_tokens", "output_tokens",
+    count_cols = [*IMPORT_COUNTS, "import_files", "message_rows", "sidechain_rows", "human_messages", "input_tokens", "output_tokens",
                   "cache_read_tokens", "cache_write_tokens", "tool_calls", "tool_errors", "questions",
                   "information", "directives", "others", "harness_runs", "gains", "gains_after_question",
                   "lines_added", "lines_readded"]
@@ -360,8 +370,12 @@ def _arms(table: pd.DataFrame) -> pd.DataFrame:
     grouped = t.groupby("arm")
     out = grouped.agg(sessions=("session_id", "count"), human_messages=("human_messages", "sum"),
                       questions=("questions", "sum"), tool_calls=("tool_calls", "sum"),
-                      harness_runs=("harness_runs", "sum"), best_geomean_median=("best_geomean", "median"),
-                      best_geomean_max=("best_geomean", "max"), gains=("gains", "sum"),
+                      harness_runs=("harness_runs", "sum"),
+                      sessions_vs_fa3=("best_vs_fa3", "count"), best_vs_fa3_median=("best_vs_fa3", "median"),
+                      best_vs_fa3_max=("best_vs_fa3", "max"),
+                      sessions_vs_original=("best_vs_original", "count"),
+                      best_vs_original_median=("best_vs_original", "median"),
+                      best_vs_original_max=("best_vs_original", "max"), gains=("gains", "sum"),
                       gains_after_question=("gains_after_question", "sum"), lines_added=("lines_added", "sum"),
                       lines_readded=("lines_readded", "sum"), cost_usd=("cost_usd", "sum")).reset_index()
     out["readded_rate"] = _rate(out["lines_readded"], out["lines_added"])

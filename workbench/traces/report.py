@@ -183,6 +183,23 @@ def _provenance(a: an.Analysis) -> str:
     return f"<p>{html.escape(text)}.</p>{note}"
 
 
+def _import_tallies(a: an.Analysis) -> str:
+    """The import tally of every session: what was read, and what was set aside and why."""
+    intro = ("<p>Lines read from the session's files; <i>malformed</i>: not JSON (skipped, listed by "
+             "<code>workbench import</code>); <i>duplicate</i>: a line seen before (resumed sessions copy their "
+             "history); <i>ignored</i>: kinds of line without a row (summaries, snapshots, UI echoes); <i>repeated "
+             "usage</i>: streamed lines of one API message, counted once; <i>injected</i>: blocks the client put "
+             "into the user's turn (IDE context, reminders, slash commands, hook output, interrupt markers, images "
+             "without text), never counted as a person's message; <i>harness results</i>: runs found in tool "
+             "output, and how many of them were a run already counted (a JSON read-back, a quote).</p>")
+    return intro + _table(a.sessions, {
+        "session_id": "session", "source": "source", "import_files": "files", "import_lines": "lines",
+        "malformed_lines": "malformed", "duplicate_lines": "duplicate", "ignored_lines": "ignored",
+        "usage_duplicates": "repeated usage", "orphan_results": "orphan results", "injected_blocks": "injected",
+        "injected_kinds": "injected, by kind", "harness_sightings": "harness results",
+        "harness_seen_again": "seen again", "harness_runs": "runs"})
+
+
 def _warnings_html(warnings: list[str]) -> str:
     if not warnings:
         return ""
@@ -279,18 +296,24 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
         "byte-identical to a line deleted earlier in the same session.</p>", _img(fig_readd, "re-added lines"),
         "<h2>Experiment arms side by side</h2>",
         "<p>Sessions grouped by <code>sessions.arm</code>; tools-only (no interventions) first.</p>",
+        "<p>A session's best counts under × FA3 when any of its runs timed FA3, else under × original; the two "
+        "metrics are never put in one column. <i>on × FA3</i> / <i>on × original</i>: sessions scored so.</p>",
         _table(a.arms, {"arm": "arm", "sessions": "sessions", "human_messages": "human msgs",
                         "questions": "questions", "tool_calls": "tool calls", "harness_runs": "harness runs",
-                        "best_geomean_median": "best (median)", "best_geomean_max": "best (max)", "gains": "gains",
+                        "sessions_vs_fa3": "on × FA3", "best_vs_fa3_median": "best × FA3 (median)",
+                        "best_vs_fa3_max": "best × FA3 (max)", "sessions_vs_original": "on × original",
+                        "best_vs_original_median": "best × original (median)",
+                        "best_vs_original_max": "best × original (max)", "gains": "gains",
                         "gains_after_question": "gains after question", "readded_rate": "re-added rate",
                         "cost_usd": "cost"}),
         "<h2>Sessions</h2>",
         _table(a.sessions, {"session_id": "session", "source": "source", "arm": "arm", "model": "model",
                             "human_messages": "human", "questions": "questions", "tool_calls": "tool calls",
-                            "tool_errors": "errors", "harness_runs": "runs", "best_geomean": "best", "gains": "gains",
+                            "tool_errors": "errors", "harness_runs": "runs", "best_vs_fa3": "best × FA3",
+                            "best_vs_original": "best × original", "gains": "gains",
                             "input_tokens": "input tok", "output_tokens": "output tok",
-                            "cache_read_tokens": "cache read", "cost_usd": "cost", "readded_rate": "re-added",
-                            "malformed_lines": "malformed lines"}),
+                            "cache_read_tokens": "cache read", "cost_usd": "cost", "readded_rate": "re-added"}),
+        "<h3>How each transcript was read</h3>", _import_tallies(a),
         "<h2>How these numbers are computed</h2>",
         "<details open><summary>Rules (workbench/traces/analysis.py, rules.py, edits.py)</summary>",
         _rules_html("\n\n".join(m.__doc__ for m in (an, rules, edits))), "</details>",

@@ -121,7 +121,11 @@ def import_main(argv: list[str] | None = None) -> int:
         print(f"{s.session['source']:<11} {s.session_id}: {counts.get('messages', 0)} message rows, "
               f"{counts.get('tool_calls', 0)} tool calls, {counts.get('evaluations', 0)} evaluation rows "
               f"from {len(t.files)} file(s); {len(t.malformed)} malformed, {t.duplicate_lines} duplicate, "
-              f"{t.usage_duplicates} repeated-usage lines")
+              f"{t.ignored_lines} ignored, {t.usage_duplicates} repeated-usage lines; "
+              f"{t.injected_blocks} injected block(s) not counted as human"
+              + (f" ({', '.join(f'{k} {n}' for k, n in sorted(t.injected.items()))})" if t.injected else "")
+              + f"; {t.harness_sightings} harness result(s) in tool output, {t.harness_seen_again} of them a run "
+                "seen before")
         malformed += t.malformed
     for file, line, reason in malformed[:MALFORMED_SHOWN]:
         log(f"malformed line skipped: {file}:{line}: {reason}")
