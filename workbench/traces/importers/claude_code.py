@@ -97,7 +97,7 @@ def _user_text(obj: dict, text: str | None, tally: ImportTally) -> tuple[bool, s
     """(is_human, text to store) for a text block of a main-chain user line; injected blocks are counted."""
     typed, kinds = split_injected(text, "claude_code")
     if obj.get("isMeta") or obj.get("isCompactSummary"):
-        tally.skip(kinds or ["compaction_summary" if obj.get("isCompactSummary") else META_LINE])
+        tally.skip(kinds[:1] or ["compaction_summary" if obj.get("isCompactSummary") else META_LINE])
         return False, text
     tally.skip(kinds[:1])
     return bool(typed.strip()), (typed if kinds and typed.strip() else text)

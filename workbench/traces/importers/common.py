@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from workbench.traces.importers.harness_output import RunMerger
+from workbench.traces.importers.harness_output import find_sightings
+from workbench.traces.importers.run_identity import RunMerger
 from workbench.traces.schema import TABLES
 from workbench.traces.writer import replace_session
 
@@ -151,7 +152,7 @@ def attach_results(results, calls: dict, tally: ImportTally, session_id: str, er
         duration = (ts - call["started_at"]).total_seconds() if ts and call["started_at"] else None
         call.update(output_text=head(output), is_error=is_error, ended_at=ts, duration_s=duration,
                     error=head(output.strip().splitlines()[error_line], 300) if is_error and output.strip() else None)
-        merger.add(output, call_id=call_id, ts=ts, source_file=file, source_line=number)
+        merger.add(find_sightings(output), call_id=call_id, ts=ts, source_file=file, source_line=number)
     tally.harness_sightings += merger.sightings
     tally.harness_seen_again += merger.seen_again
     return merger.rows(session_id)

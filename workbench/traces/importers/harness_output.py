@@ -15,31 +15,18 @@ most trusted first:
 Each sighting becomes evaluation rows: per scenario from the JSON, else one suite-level row (`scenario` null) with
 the status: passed / failed (verification failed, build failed, forbidden, crashed — `reason` says which) /
 static_only (built, but no GPU to verify on).
-
-**One run, one row set** (`RunMerger`). The same run is often seen more than once: its stdout carries both the
-summary and the result line, the agent reads the JSON back, a sub-agent quotes its figures. Two sightings are
-one run when both carry an eval id and the ids are equal; when either lacks one, when they agree on every
-identity field both know (kernel sha — a printed 12-character prefix matches the full sha —, suite, status) and
-on every overall geomean both print (to the precision printed; at least one, or a known kernel sha for runs with
-none), and the later came within `SAME_RUN_WINDOW_S` of the run's previous sighting (equal eval ids need no
-window: a JSON file read back a day later is still that run). Two sightings of the same
-shape in one tool output are never one run unless their eval ids are equal. The run keeps the rows of its most
-detailed sighting (per-scenario JSON, then result line, then text); its `ts` and `call_id` are those of its first
-sighting, when the result first appeared. A repeated run of an unchanged kernel whose figures come out identical
-(a timing cache) within the window and without eval ids is counted once: the rule cannot tell them apart.
+Sightings of one run are merged into one row set by run_identity.py.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import dataclass, field
 
 from workbench.harness.result_line import find_result_lines
+from workbench.traces.importers.run_identity import RunMerger, Sighting, absorb, same_run
 
-SAME_RUN_WINDOW_S = 600.0
 DETAIL_CHARS = 500
-SHA_PREFIX_MIN = 8          # a printed sha shorter than this never matches by prefix
 
 KEY_LINE = re.compile(r"^[ \t]*(geomean_vs_[a-z0-9]+|all_correct|stop_met|kernel_sha|suite|kernel|scenarios|stop|error)"
                       r"[ \t]*[:=][ \t]*(.*?)[ \t]*$", re.M | re.I)
@@ -80,24 +67,6 @@ def _row_status(status: str | None, all_correct) -> tuple[str | None, str | None
     if status == "static_only":
         return "static_only", None
     return "failed", status             # build_failed | forbidden | crashed | error
-
-
-@dataclass
-class Sighting:
-    form: str                       # result_line | json | text
-    pos: int                        # offset in the tool output
-    rows: list                      # evaluation rows without session, eval id, call, time and source
-    eval_id: str | None = None
-    kernel_sha: str | None = None
-    suite: str | None = None
-    status: str | None = None       # the suite's: evaluated | build_failed | static_only | ... (None: not shown)
-    geomeans: dict = field(default_factory=dict)    # overall, by reference name: {"original": 3.9, "fa3": None}
-    decimals: int | None = None     # geomeans printed to this many decimals; None: full precision
-    detail: int = 1
-
-    @property
-    def printed(self) -> dict:
-        return {k: v for k, v in self.geomeans.items() if v is not None}
 
 
 def _suite_row(s: Sighting, all_correct, stop_met, **extra) -> dict:
@@ -296,35 +265,6 @@ def _from_text(run: dict, fail_reasons: list[str]) -> Sighting:
 
 
 # ---- one tool output -----------------------------------------------------------------------------------
-def _close(a, b, decimals) -> bool:
-    tolerance = 0.5 * 10 ** -decimals + 1e-9 if decimals is not None else 1e-9 * max(1.0, abs(a))
-    return abs(a - b) <= tolerance
-
-
-def _sha_agrees(a: str | None, b: str | None) -> bool:
-    if not a or not b:
-        return True
-    short, long_ = sorted((a, b), key=len)
-    return short == long_ or (len(short) >= SHA_PREFIX_MIN and long_.startswith(short))
-
-
-def same_run(a: Sighting, b: Sighting) -> bool:
-    """The identity rule of the module docstring, without the time window."""
-    if a.eval_id and b.eval_id:
-        return a.eval_id == b.eval_id
-    if not _sha_agrees(a.kernel_sha, b.kernel_sha):
-        return False
-    for x, y in ((a.suite, b.suite), (a.status, b.status)):
-        if x and y and x != y:
-            return False
-    shared = set(a.printed) & set(b.printed)
-    if not shared:
-        return not a.printed and not b.printed and bool(a.kernel_sha and b.kernel_sha)
-    decimals = [d for d in (a.decimals, b.decimals) if d is not None]
-    places = min(decimals) if decimals else None
-    return all(_close(a.printed[k], b.printed[k], places) for k in shared)
-
-
 def find_sightings(text: str) -> list[Sighting]:
     """Every harness run printed in one tool output, in order; shapes of one run in it are merged."""
     if not text:
@@ -345,87 +285,15 @@ def find_sightings(text: str) -> list[Sighting]:
         if twin is None:
             merged.append(s)
         elif s.detail > twin.detail:
-            merged[merged.index(twin)] = _absorb(s, twin)
+            merged[merged.index(twin)] = absorb(s, twin)
         else:
-            _absorb(twin, s)
+            absorb(twin, s)
     return merged
-
-
-def _absorb(keep: Sighting, other: Sighting) -> Sighting:
-    """keep, with what only other knew (eval id, full sha, precise geomeans) filled in."""
-    keep.eval_id = keep.eval_id or other.eval_id
-    if other.kernel_sha and len(other.kernel_sha) > len(keep.kernel_sha or ""):
-        keep.kernel_sha = other.kernel_sha
-        for row in keep.rows:
-            row["kernel_sha"] = other.kernel_sha
-    keep.suite = keep.suite or other.suite
-    keep.status = keep.status or other.status
-    if keep.decimals is not None and other.printed and (other.decimals is None or other.decimals > keep.decimals):
-        keep.geomeans = {**keep.geomeans, **other.printed}
-        keep.decimals = other.decimals
-        for row in keep.rows:           # text rows are suite-level: carry the precise figures
-            row.update(geomean_vs_original=keep.geomeans.get("original"), geomean_vs_fa3=keep.geomeans.get("fa3"))
-    return keep
-
-
-# ---- every tool output of a session ---------------------------------------------------------------------
-@dataclass
-class _Run:
-    best: Sighting
-    first: dict         # call_id, ts, source_file, source_line, index of the first sighting
-    best_where: dict
-    last_ts: object
-
-
-class RunMerger:
-    """Feed tool outputs in time order; `rows(session_id)` gives one row set per run (module docstring)."""
-
-    def __init__(self, window_s: float = SAME_RUN_WINDOW_S):
-        self.window_s = window_s
-        self.runs: list[_Run] = []
-        self.sightings = 0
-        self.seen_again = 0         # sightings that were a run already counted (read-backs, quotes)
-
-    def _within(self, run: _Run, ts) -> bool:
-        if ts is None or run.last_ts is None:
-            return True
-        return abs((ts - run.last_ts).total_seconds()) <= self.window_s
-
-    def add(self, text: str, *, call_id, ts, source_file, source_line) -> None:
-        touched = []            # runs of this output: another sighting in it is another run
-        for index, s in enumerate(find_sightings(text)):
-            self.sightings += 1
-            where = dict(call_id=call_id, ts=ts, source_file=source_file, source_line=source_line, index=index)
-            run = next((r for r in reversed(self.runs)
-                        if (bool(r.best.eval_id and s.eval_id) or self._within(r, ts)) and same_run(r.best, s)
-                        and not any(r is t for t in touched)), None)
-            if run is None:
-                self.runs.append(_Run(best=s, first=where, best_where=where, last_ts=ts))
-                touched.append(self.runs[-1])
-                continue
-            touched.append(run)
-            self.seen_again += 1
-            run.last_ts = ts if ts is not None else run.last_ts
-            if s.detail > run.best.detail:
-                run.best, run.best_where = _absorb(s, run.best), where
-            else:
-                _absorb(run.best, s)
-
-    def rows(self, session_id: str) -> list[dict]:
-        out = []
-        for run in self.runs:
-            first = run.first
-            eval_id = run.best.eval_id or f"{first['call_id'] or first['source_line']}#{first['index']}"
-            for row in run.best.rows:
-                out.append(dict(row, session_id=session_id, eval_id=eval_id, call_id=first["call_id"],
-                                ts=first["ts"], source_file=run.best_where["source_file"],
-                                source_line=run.best_where["source_line"]))
-        return out
 
 
 def evaluation_rows(text: str, *, session_id: str, call_id: str | None, ts, source_file: str,
                     source_line: int) -> list[dict]:
     """`evaluations` rows for every harness run printed in one tool output."""
     merger = RunMerger()
-    merger.add(text, call_id=call_id, ts=ts, source_file=source_file, source_line=source_line)
+    merger.add(find_sightings(text), call_id=call_id, ts=ts, source_file=source_file, source_line=source_line)
     return merger.rows(session_id)
