@@ -104,9 +104,11 @@ def _user_text(obj: dict, text: str | None, tally: ImportTally) -> tuple[bool, s
 
 
 def _block_rows(obj: dict, message: dict, base: dict, usage_row: dict, tally: ImportTally, calls: dict,
-                results: list, turn: int, ts, file, number) -> list[dict]:
-    """The messages rows of one line's content blocks; tool uses go to calls, tool outputs to results."""
+                results: list) -> list[dict]:
+    """The messages rows of one line's content blocks (base: the row fields every block shares); tool uses go to
+    calls, tool outputs to results."""
     person = obj.get("type") == "user" and not obj.get("isSidechain")
+    turn, ts, file, number = base["turn"], base["ts"], base["source_file"], base["source_line"]
     rows, humans, images, extra = [], 0, 0, []
     blocks = _blocks(message)
     for index, block in enumerate(blocks):
@@ -232,7 +234,7 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         base = dict(session_id=session_id, message_id=obj["uuid"], parent_id=obj.get("parentUuid"), turn=turn,
                     role=message.get("role") or kind, is_sidechain=bool(obj.get("isSidechain")), text=None, ts=ts,
                     model=model, source_file=file, source_line=number)
-        messages += _block_rows(obj, message, base, usage_row, tally, calls, results, turn, ts, file, number)
+        messages += _block_rows(obj, message, base, usage_row, tally, calls, results)
 
     evaluations += attach_results(results, calls, tally, session_id, error_line=0)
     for row in messages:
