@@ -326,7 +326,8 @@ def ceiling_fraction(frame, *, footer: str, ceiling_tflops: float, ceiling_label
 def ladder_geomeans(frame, *, footer: str, title: str = "Geomean speedup over FA3, per category") -> Figure:
     """Grouped bars on a log axis: one group per suite category (and all), one bar per kernel or anchor.
 
-    frame: columns kernel, category, x_fa3 (kernels in the order given; anchors named FA2 / cuDNN are hatched).
+    frame: columns kernel, category, x_fa3 (kernels in the order given; anchors named FA2 / cuDNN are hatched),
+    optionally timing ("device" | "per-call": per-call runs are labelled so in the legend).
     """
     kernels = list(dict.fromkeys(frame["kernel"])) if len(frame) else []
     categories = list(dict.fromkeys(frame["category"])) if len(frame) else []
@@ -342,9 +343,10 @@ def ladder_geomeans(frame, *, footer: str, title: str = "Geomean speedup over FA
         anchor = kernel in ("FA2", "cuDNN", "FA4")
         color = METHOD_COLORS.get(kernel.lower(), "#8c8c8c") if anchor else ladder_colors[rung % len(ladder_colors)]
         rung += 0 if anchor else 1
+        per_call = "timing" in sub and (sub["timing"] == "per-call").any()   # measured before device timing
         bars = ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(values, nan=0.0), width * 0.92, color=color,
-                      label=kernel, hatch="//" if anchor else None, edgecolor="white" if anchor else None,
-                      linewidth=0)
+                      label=f"{kernel} (per-call timing)" if per_call else kernel, hatch="//" if anchor else None,
+                      edgecolor="white" if anchor else None, linewidth=0)
         for bar, value in zip(bars, values):
             if value == value and value > 0:
                 ax.text(bar.get_x() + bar.get_width() / 2, value * 1.08, f"{value:.2f}" if value < 10 else f"{value:.0f}",

@@ -123,10 +123,11 @@ def geomean_frame(results: dict, anchors=("fa2", "cudnn")) -> pd.DataFrame:
     for name, r in results.items():
         # runs made before device timing (events around the Python call) say so: their x FA3 mixes in FA3's
         # host overhead and is not comparable with the device-time runs beside them
-        label = name if r.versions.get("timing") else f"{name} (per-call timing)"
+        timing = "device" if r.versions.get("timing") else "per-call"
         for category in CATEGORIES + ("all",):
             value = r.geomean_vs("fa3", None if category == "all" else category)
-            rows.append({"kernel": label, "category": category, "x_fa3": value if value == value else None})
+            rows.append({"kernel": name, "category": category, "x_fa3": value if value == value else None,
+                         "timing": timing})
     if results:
         last = list(results.values())[-1]
         for anchor in anchors:
@@ -136,8 +137,8 @@ def geomean_frame(results: dict, anchors=("fa2", "cudnn")) -> pd.DataFrame:
                           and "fa3" in row.reference_stats and anchor in row.reference_stats]
                 value = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
                 rows.append({"kernel": {"fa2": "FA2", "cudnn": "cuDNN"}.get(anchor, anchor), "category": category,
-                             "x_fa3": value})
-    return pd.DataFrame(rows, columns=["kernel", "category", "x_fa3"])
+                             "x_fa3": value, "timing": "device" if last.versions.get("timing") else "per-call"})
+    return pd.DataFrame(rows, columns=["kernel", "category", "x_fa3", "timing"])
 
 
 def dev26_frame(result) -> pd.DataFrame:
