@@ -40,6 +40,13 @@
 //   the polynomial's ~8 FP32 ops per element cost more than the MUFU time they free, so d64 is not
 //   MUFU-throughput-bound here; with two consumers the softmax chain itself leaves the tensor cores idle).
 //   128- instead of 192-key blocks for d64 non-causal: 0.865 vs 0.861, noise. Both knobs stay at 0/192.
+// - v4 (mirrored causal pairs per CTA for unsplit grids of >= 1024 tiles; A/B on dev26's 14 causal shapes:
+//   pairs everywhere 0.931 vs 0.961 without, +3-7 % on the large grids, D_prefill_q512 with 4 splits halved).
+// Harness, the official figure (H200, 2026-12-01, `workbench check kernels/attn_fwd/ladder/04_pingpong.cu
+// --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`, device time, scripts/gpu_final.sh): 182/182 pass;
+// geomean x FA3 0.939 (A 0.889, B 0.910, C 0.882, D 1.115), x cuDNN 1.124, x FA2 1.775; best
+// D_prefill_q128_k16k_h16x8_d256 4.92x, worst C_s1000_d64_c1 0.70x; compute-sanitizer racecheck 0 hazards,
+// synccheck 0 errors (6 small shapes); ptxas 0 spill bytes in all 7 configurations.
 // Where it stands: non-causal 0.93-0.98x FA3 per (category, head_dim), causal 0.82-0.94x. At 16k the
 // causal/non-causal time ratio is 0.51-0.54 (FA3 0.50): the masked blocks are not the gap; at 1k-4k it is
 // 0.57-0.74 (FA3 0.52-0.68): the fixed cost of short causal tiles (start-up, first S GEMM alone, epilogue).
