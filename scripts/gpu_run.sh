@@ -7,6 +7,9 @@
 #   full    pytest -m gpu: the original passes `full` (fills the timing cache), anchors correct, twice within 2 %
 #   ladder  every ladder rung on `full` with FA3, cuDNN and FA2 (original cached)
 #   bench   harness wall time: dev26 and full for the best ladder rung with FA3 as anchor, original cached
+#   foreign        pytest -m gpu: the two kernels that borrow cuBLAS / torch rejected with foreign_kernel, the profiler window
+#   foreignladder  pytest -m gpu: every ladder rung passes `full` with the foreign-kernel check on every scenario
+#   foreigncost    harness wall time of `full` (02_mma, FA3, original cached) with WORKBENCH_FOREIGN_CHECK=off vs all
 #   devtime pytest -m gpu tests/test_gpu_device_time.py: harness median vs torch.profiler (device time proof)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -62,6 +65,15 @@ for stage in "$@"; do
       /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/ladder/01_tiled.cu --suite full \
         --anchors fa3,cudnn,fa2 --json "$OUT/ladder_01_tiled_full.json" --traces '' > "$OUT/ladder_01_tiled_full.log" 2>&1
       summary "01_tiled full" "$OUT/ladder_01_tiled_full.log"; grep -E "^wall|FAIL" "$OUT/ladder_01_tiled_full.log" | head -8 ;;
+    foreign)
+      python3 -m pytest -m gpu tests/test_gpu.py -k "borrowed or profiler_window" -q -s -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_foreign.log" | grep -E "^WRONG|^BORROWED|^seen:|passed|failed" ;;
+    foreignladder)
+      python3 -m pytest -m gpu tests/test_gpu.py -k "ladder_kernel_passes_full" -q -s -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_foreign_ladder.log" | grep -vE "^\[" | tail -30 ;;
+    foreigncost)
+      python3 scripts/foreign_check_cost.py --kernel "${BENCH_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}" --suite full \
+        --anchors fa3 --rounds "${COST_ROUNDS:-2}" 2>&1 | tee "$OUT/foreign_cost.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -73,6 +73,40 @@ def test_the_profiler_window_sees_torch_and_only_what_ran_inside_it():
     assert not verdict.ok and "(torch)" in verdict.detail()
 
 
+@pytest.mark.parametrize("name", ["borrowed_gemm", "borrowed_sdpa"])
+def test_borrowed_kernel_is_correct_and_its_foreign_kernels_are_seen(name):
+    """In a torch process like the worker's: the trick reaches its library (else it prints why and returns 999),
+    the result is right (it would pass verification without the check), and the recording shows what it borrowed."""
+    import torch
+
+    from workbench.harness.activity import recording
+    from workbench.harness.build import build_kernel
+    from workbench.harness.foreign import judge
+    from workbench.harness.kernel_lib import CudaKernel
+    from workbench.harness.reference import Inputs, reference
+    from workbench.harness.scenarios import load_suite
+    from workbench.harness.verify import GuardedOutputs, errors_against
+
+    build = build_kernel(KERNELS / "wrong" / f"{name}.cu", cache_dir=CACHE)
+    assert build.ok, build.summary
+    kernel = CudaKernel(build.so_path)
+    s = next(x for x in load_suite("smoke") if x.name == "smoke_gqa")
+    x = Inputs.allocate(s, "cuda")
+    x.fill(1)
+    out = GuardedOutputs(s, "cuda", 16)
+    out.poison()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(torch.cuda.Stream()), recording("cuda") as seen:
+        rc = kernel(x, out.o, out.lse, s)
+        torch.cuda.synchronize()
+    assert rc == 0, f"{name} returned {rc}: the trick did not reach its library (its printed line says why)"
+    errs = errors_against(out.o, out.lse, reference(s, x, torch.arange(s.seqlen_q, device="cuda")), s)
+    verdict = judge(seen, build.kernels)
+    print(f"BORROWED {name}: rel L2 {errs.rel_l2:.1e}, lse err {errs.lse:.1e}; {verdict.detail()[:300]}", flush=True)
+    assert errs.rel_l2 < 1e-2 and errs.lse < 2e-2
+    assert not verdict.ok and verdict.own          # its own kernel ran too, beside the borrowed ones
+
+
 def _wrong_kernels():
     with open(KERNELS / "wrong" / "expected.csv") as handle:
         return [(row["kernel"], row["expected_reasons"].split("|")) for row in csv.DictReader(handle)]
