@@ -40,7 +40,7 @@
 //   epilogue (its register-to-global epilogue is not overlapped with the same warpgroups' next mainloop: ~1-2 us
 //   per ~75 us tile at K=8192, ~3% at 4096), 2048 tiles = 15.5 waves of 132 (97% wave efficiency), and the
 //   H200's sustained cuBLAS figure is 790 TFLOP/s; so 85-90% of cuBLAS.
-// Measured (H200, 2026-12-01, `bash scripts/wgmma_gemm_bench.sh`, CUDA events, median of 30): 8192^3 749.5
+// Measured: H200, 2026-12-01, `bash scripts/wgmma_gemm_bench.sh`, CUDA events, median of 30: 8192^3 749.5
 // TFLOP/s (94.9 % of the 790 TFLOP/s cuBLAS ceiling; predicted ~680), 4096^3 652.5, 512x8192x8192 676.7,
 // 8192x8192x128 112.1; rel L2 1.66e-3 everywhere; RS/MN-major probe S 6.7e-8, O 8.8e-8 against float64.
 // Gate (>= 600): PASS. SASS: HGMMA.64x256x16 x4, UTMALDG, USETMAXREG, no LDL/STL.

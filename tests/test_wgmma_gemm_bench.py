@@ -49,7 +49,7 @@ def test_the_check_sees_a_missing_wgmma_fence(tmp_path):
     assert any("C7519" in line for line in c75)
 
 
-def test_header_states_the_build_line_and_an_open_measurement():
+def test_header_states_the_build_line_prediction_and_measurement():
     head = SOURCE.read_text()[:6000]
     assert "nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o /tmp/wgmma_gemm" in head
     assert re.search(r"^// Prediction", head, re.M) and re.search(r"^// Measured:", head, re.M)
