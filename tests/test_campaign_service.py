@@ -155,3 +155,10 @@ def test_calls_outside_a_session_and_bad_paths_are_refused(tmp_path):
     assert read_table(ext.ws.traces_dir, "tool_calls").empty        # refused before any work: nothing recorded
     with pytest.raises(CampaignError, match="no campaign 'nope'"):
         CampaignService.open(tmp_path, "nope")
+
+
+def test_the_built_in_loop_does_not_resume_an_outside_agent_s_campaign(tmp_path):
+    ext = service(tmp_path, speedups=[1.0], flags={})
+    with pytest.raises(Exception, match="run by an agent of your own; continue it with `workbench mcp --campaign ext`"):
+        Campaign.resume("ext", FakeBackend([]), root=str(tmp_path))
+    assert ext.ws.load_snapshot(0)["kind"] == "external"          # untouched

@@ -226,6 +226,10 @@ class Campaign:
                bank: list | None = None) -> "Campaign":
         ws = Workspace.open(root, campaign_id)
         config = CampaignConfig.from_dict(ws.read_config())
+        if config.agent == "external":      # campaign_service.EXTERNAL_AGENT: its agent runs outside the workbench
+            raise WorkspaceError(f"campaign {campaign_id} is run by an agent of your own; continue it with "
+                                 f"`workbench mcp --campaign {campaign_id}` or `workbench check KERNEL --campaign "
+                                 f"{campaign_id}`")
         committed = committed_turn(ws.traces_dir, campaign_id)
         snap = ws.load_snapshot(committed)
         if snap is None:
