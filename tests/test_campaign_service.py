@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.campaign_service import CampaignError, CampaignService, post_question, read_inbox
+from workbench.agent.campaign_service import CampaignError, CampaignService
+from workbench.agent.inbox_file import post_question, read_inbox
 from workbench.agent.events import EventLog, InterventionFired
 from workbench.agent.interventions import Policy, PolicyConfig
 from workbench.agent.loop import Campaign, CampaignConfig

@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from workbench.agent.campaign_service import CampaignService, post_question
+from workbench.agent.campaign_service import CampaignService
+from workbench.agent.inbox_file import post_question
 from workbench.agent.interventions import PolicyConfig
 from workbench.agent.loop import CampaignConfig
 from workbench.agent.standin import KnobEvaluator

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import threading
 import time
 import uuid
@@ -32,21 +31,20 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
+from workbench.agent import campaign_text
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                     TurnCommitted, TurnStarted)
+from workbench.agent.inbox_file import read_inbox
 from workbench.agent.interventions import Inquiry, Policy
 from workbench.agent.loop import CampaignConfig, new_campaign_id
 from workbench.agent.questions import TRIGGERS, load_bank
 from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.agent.tools import format_result
 from workbench.agent.workspace import KERNEL_FILE, Workspace, WorkspaceError
-from workbench.traces.writer import redact
 
 EXTERNAL_AGENT = "external"             # sessions.agent of a campaign whose agent runs outside the workbench
-INBOX_FILE = "inbox.jsonl"              # a person's questions, one JSON object per line, appended
 LOCK_FILE = ".lock"
-QUESTION_OPEN, QUESTION_CLOSE = "=== QUESTION", "=== END QUESTION ==="
 
 
 class CampaignError(WorkspaceError):
@@ -62,57 +60,6 @@ class Reply:
     inquiry: Optional[Inquiry] = None
     stop_met: bool = False
     kernel_sha: str = ""
-
-
-# ---- the inbox file ------------------------------------------------------------------------------------
-def post_question(campaign_dir: str | Path, text: str, question_id: str = "", sender: str = "cli") -> None:
-    """Append a person's question to the campaign's inbox, in one write (O_APPEND), so that any number of
-    processes can post while a server or a check reads; a reader only takes lines that end in a newline."""
-    text = " ".join((text or "").split()) if "\n" not in (text or "").strip() else (text or "").strip()
-    if not text:
-        raise CampaignError("the question is empty; pass its text, e.g. workbench ask ID \"is this L2-bound?\"")
-    line = json.dumps({"text": redact(text), "question_id": question_id, "from": sender, "ts": time.time()}) + "\n"
-    fd = os.open(Path(campaign_dir) / INBOX_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
-
-
-def read_inbox(campaign_dir: str | Path) -> list[dict]:
-    """Every complete line of the inbox, in order (a malformed line is kept as an empty item, so positions hold)."""
-    path = Path(campaign_dir) / INBOX_FILE
-    if not path.exists():
-        return []
-    items = []
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True):
-        if not raw.endswith("\n"):
-            break                       # a line still being written
-        try:
-            item = json.loads(raw)
-        except ValueError:
-            item = {}
-        items.append(item if isinstance(item, dict) and item.get("text") else {})
-    return items
-
-
-# ---- the text an agent reads ------------------------------------------------------------------------------
-def question_block(inquiry: Inquiry) -> str:
-    """The question as a marked block after a result, so an agent (and a transcript importer) cannot miss it."""
-    if inquiry.source == "human":
-        origin = "from a person" + (f"; trigger {inquiry.trigger}" if inquiry.trigger != "human" else "")
-    else:
-        origin = f"{inquiry.trigger}; from the question bank" + \
-                 (f", {inquiry.question_id}" if inquiry.question_id else "") + \
-                 (f", layer {inquiry.layer}" if inquiry.layer else "")
-    lines = [f"{QUESTION_OPEN} ({origin}) ===", inquiry.text]
-    if inquiry.reason and inquiry.reason != "a person asked":
-        lines.append(f"(asked because: {inquiry.reason})")
-    return "\n".join(lines + ["Settle it with a measurement before your next change.", QUESTION_CLOSE])
-
-
-def _x(value) -> str:
-    return f"x{value:.3f}" if isinstance(value, (int, float)) and value == value else "-"
 
 
 class CampaignService:
@@ -351,7 +298,7 @@ class CampaignService:
             publish(TriggerDetected(turn=turn, trigger=trigger, reason=why))
         parts = [text] if text else []
         if inquiry:
-            parts.append(question_block(inquiry))
+            parts.append(campaign_text.question_block(inquiry))
         elif asked_trigger:
             parts.append("No question now: " + ("no person's question is waiting" if self.config.mode == "human"
                                                 else f"the bank has none for trigger {asked_trigger}") + ".")
@@ -426,12 +373,7 @@ class CampaignService:
         return sum(1 for item in read_inbox(self.ws.root)[read:] if item)
 
     def status_line(self) -> str:
-        """The line every reply ends with: only the stop condition says the campaign is done."""
-        best = (f"best {_x(self.best_vs_original)} vs original, {_x(self.best_vs_fa3)} vs FA3 "
-                f"(kernel {self.best_sha[:12]})" if self.best_sha else "no all-correct run yet")
-        verdict = "MET: the campaign is done" if self.stop_met else "not met: the campaign goes on"
-        return (f"campaign {self.ws.campaign_id}: {self.runs} harness run(s), {best}; stop condition "
-                f"({self.config.stop_expr or 'none'}): {verdict}")
+        return campaign_text.status_line(self.status())
 
     def status(self) -> dict:
         b = self.config.budget
@@ -445,31 +387,15 @@ class CampaignService:
                 "last_question": {k: self.last_question.get(k) for k in ("trigger", "source", "question_id", "text")}
                 if self.last_question else None, "questions_waiting": self.waiting_questions()}
 
+
     def status_text(self) -> str:
-        s = self.status()
-        q = s["last_question"]
-        lines = [f"campaign {s['campaign_id']} (mode {s['mode']}, suite {s['suite']}); workspace {s['workspace']}, "
-                 f"edit {s['kernel']}",
-                 f"harness runs: {s['harness_runs']}; tool calls: {s['tool_calls']}; budget left: "
-                 f"{s['budget_left']['tool_calls']} tool calls" + (
-                     f", {s['budget_left']['wall_s'] / 3600:.1f} h" if s['budget_left']['wall_s'] < 30 * 86400 else ""),
-                 "last question: " + (f"({q['trigger']}, {q['source']}{' ' + q['question_id'] if q['question_id'] else ''})"
-                                      f" {q['text']}" if q else "none yet"),
-                 f"a person's questions waiting: {s['questions_waiting']}", self.status_line()]
-        return "\n".join(lines)
+        return campaign_text.status_text(self.status())
 
     def bank_text(self, trigger: str = "") -> str:
-        shown = [q for q in self.policy.bank if not trigger or q.trigger in (trigger, "any")]
-        lines = [f"{q.id:<6} {q.trigger:<10} {q.layer:<24} {q.text}" for q in shown]
-        return "\n".join(lines + [f"{len(shown)} of {len(self.policy.bank)} questions (campaign mode "
-                                  f"{self.config.mode})"])
+        return campaign_text.bank_text(self.policy.bank, self.config.mode, trigger)
 
     def suite_text(self, suite: str | None = None) -> str:
         from workbench.harness.scenarios import load_suite
 
         name = self._suite(suite)
-        scenarios = load_suite(name)
-        lines = [f"{'name':<28} {'B':>3} {'Hq':>4} {'Hkv':>4} {'Sq':>6} {'Sk':>6} {'D':>4} causal"]
-        lines += [f"{s.name:<28} {s.batch:>3} {s.heads_q:>4} {s.heads_kv:>4} {s.seqlen_q:>6} {s.seqlen_k:>6} "
-                  f"{s.head_dim:>4} {str(bool(s.causal)).lower()}" for s in scenarios]
-        return "\n".join(lines + [f"suite {name}: {len(scenarios)} scenarios"])
+        return campaign_text.suite_text(name, load_suite(name))

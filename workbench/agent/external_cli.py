@@ -17,7 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService, post_question
+from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
+from workbench.agent.inbox_file import EmptyQuestion, post_question
 from workbench.agent.interventions import MODES, PolicyConfig
 from workbench.agent.loop import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
 from workbench.agent.questions import TRIGGERS
@@ -196,7 +197,7 @@ def ask_main(argv: list[str] | None = None) -> int:
             raise CampaignError(f"campaign {args.campaign} runs in mode {service.config.mode}, which puts no person's "
                                 "question to the agent; use a campaign in mode human or hybrid")
         post_question(service.ws.root, args.text, args.question_id, sender="workbench ask")
-    except (CampaignError, WorkspaceError, LockHeld) as err:
+    except (CampaignError, WorkspaceError, LockHeld, EmptyQuestion) as err:
         print(f"workbench ask: {err}", file=sys.stderr)
         return EXIT_USAGE
     waiting = service.waiting_questions()

@@ -24,7 +24,8 @@ from types import SimpleNamespace
 from typing import Optional
 
 from workbench.agent.backends.replay import suite_result_from_rows
-from workbench.agent.campaign_service import CampaignService, post_question
+from workbench.agent.campaign_service import CampaignService
+from workbench.agent.inbox_file import post_question
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
 from workbench.agent.interventions import Policy
