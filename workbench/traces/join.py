@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-EXTERNAL_AGENT = "external"             # campaign_service.EXTERNAL_AGENT (traces/ does not import agent/)
+# a campaign the workbench recorded (source workbench) for an agent it does not run: campaign_service.EXTERNAL_AGENT
+# (traces/ does not import agent/); imported transcripts carry agent `external` too, with their own source
+EXTERNAL_AGENT = "external"
 TRANSCRIPT_SOURCES = ("claude_code", "codex")
 JOINED_TABLES = ("sessions", "messages", "tool_calls", "evaluations", "interventions")
 
 LINKS_SQL = f"""
 WITH campaigns AS (
     SELECT DISTINCT session_id AS campaign, coalesce(campaign_id, session_id) AS campaign_id
-    FROM sessions_unjoined WHERE agent = '{EXTERNAL_AGENT}'),
+    FROM sessions_unjoined WHERE agent = '{EXTERNAL_AGENT}' AND source = 'workbench'),
 transcripts AS (
     SELECT DISTINCT session_id AS transcript, campaign_id FROM sessions_unjoined
     WHERE source IN ({", ".join(f"'{s}'" for s in TRANSCRIPT_SOURCES)})),
