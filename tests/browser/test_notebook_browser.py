@@ -112,20 +112,28 @@ def test_campaign_notebook_in_chromium(lab):
         page.locator(".wb-stop").first.wait_for(state="attached", timeout=180_000)
         page.locator(".wb-start").first.scroll_into_view_if_needed()
 
-        expect(page.locator(".wb-transcript .wb-msg").last).to_be_visible()
-        expect(page.locator(".wb-transcript .wb-tool").first).to_be_visible()
-        banner = page.locator(".wb-transcript .wb-banner").last
+        # the replay's output (the notebook's last section watches a second, stand-in campaign below it)
+        replay = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).first
+        expect(replay.locator(".wb-transcript .wb-msg").last).to_be_visible()
+        expect(replay.locator(".wb-transcript .wb-tool").first).to_be_visible()
+        banner = replay.locator(".wb-transcript .wb-banner").last
         banner.scroll_into_view_if_needed()
         expect(banner).to_be_visible()
         # the notebook replays the H200 campaign data/campaigns/c-offline-1: one banner per recorded question,
         # none from a person, and no demo label (its timings were measured)
-        assert page.locator(".wb-transcript .wb-banner").count() == RECORDED_QUESTIONS
-        assert page.locator(".wb-banner.wb-human").count() == 0
-        assert page.locator(".wb-demo").count() == 0
+        assert replay.locator(".wb-transcript .wb-banner").count() == RECORDED_QUESTIONS
+        assert replay.locator(".wb-banner.wb-human").count() == 0
+        assert replay.locator(".wb-demo").count() == 0
 
-        table = page.locator(".wb-table").first
+        table = replay.locator(".wb-table").first
         expect(table).to_be_visible()
-        assert page.locator(".wb-table tbody tr").count() == 26               # dev26, every scenario
+        assert replay.locator(".wb-table tbody tr").count() == 26             # dev26, every scenario
+
+        # the last section follows a campaign an outside agent runs (the stand-in demo) with the same widgets
+        watched = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).nth(1)
+        watched.locator(".wb-stop").first.wait_for(state="attached", timeout=120_000)
+        assert watched.locator(".wb-banner").count() >= 1 and watched.locator(".wb-demo").count() == 1
+        assert watched.locator(".wb-table tbody tr").count() == 8                # the smoke suite
 
         figures = page.locator(".jp-OutputArea img.widget-image")
         assert figures.count() >= 3
