@@ -17,6 +17,7 @@ so the notebook shows what watching looks like on a machine without one.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -36,6 +37,8 @@ from workbench.agent.workspace import Workspace, WorkspaceError
 from workbench.traces.writer import read_table
 
 POLL_S = 1.0
+log = logging.getLogger(__name__)
+READ_ATTEMPTS = 5
 
 
 def _epoch(ts) -> float:
@@ -95,25 +98,43 @@ class CampaignWatcher:
                                          kernel_path=c.kernel_path, suite=c.suite, stop_expr=c.stop_expr,
                                          workspace=str(self.ws.root)))
         t0 = time.monotonic()
-        while not self._stop.is_set() and not self.stop_met:
-            self.catch_up()
-            if not self.stop_met:
-                self._stop.wait(self.poll_s)
-        reason, detail = (("stop_condition_met", f"the harness reports that {c.stop_expr} holds") if self.stop_met
-                          else ("stopped_watching", "the agent may still be working; watch again to follow it"))
+        reason, detail = "stopped_watching", "the agent may still be working; watch again to follow it"
+        try:
+            while not self._stop.is_set() and not self.stop_met:
+                self.catch_up()
+                if not self.stop_met:
+                    self._stop.wait(self.poll_s)
+        except Exception as err:     # the widgets wait for a stop: a bug must end the watching visibly
+            log.exception("watching %s failed", cid)
+            reason, detail = "internal_error", f"{type(err).__name__}: {err}"
+        if self.stop_met:
+            reason, detail = "stop_condition_met", f"the harness reports that {c.stop_expr} holds"
         stopped = CampaignStopped(reason=reason, detail=detail, turn=self.seen_turn, tool_calls=self.seen_turn,
                                   best_sha=self.best[2], best_vs_original=self.best[0], best_vs_fa3=self.best[1],
                                   tokens=0, cost_usd=0.0, wall_s=time.monotonic() - t0)
         self.bus.publish(stopped)
         return stopped
 
+    def _read(self):
+        """(committed call, the four tables), read again when a part file vanished under the read: the writer
+        merges a session's parts whenever a session of the campaign ends, in another process."""
+        root, cid = self.ws.traces_dir, self.ws.campaign_id
+        for attempt in range(READ_ATTEMPTS):
+            try:
+                committed = committed_turn(root, cid)
+                if committed <= self.seen_turn:
+                    return committed, {}
+                return committed, {t: read_table(root, t, cid) for t in
+                                   ("messages", "tool_calls", "evaluations", "interventions")}
+            except FileNotFoundError:
+                time.sleep(0.05 * (attempt + 1))
+        return self.seen_turn, {}         # still moving: the next look catches up
+
     def catch_up(self) -> int:
         """Publish the calls committed since the last look; returns how many."""
-        root, cid = self.ws.traces_dir, self.ws.campaign_id
-        committed = committed_turn(root, cid)
+        committed, tables = self._read()
         if committed <= self.seen_turn:
             return 0
-        tables = {t: read_table(root, t, cid) for t in ("messages", "tool_calls", "evaluations", "interventions")}
         for turn in range(self.seen_turn + 1, committed + 1):
             self._publish_turn(turn, {t: f[f["turn"] == turn] for t, f in tables.items()})
             self.seen_turn = turn
