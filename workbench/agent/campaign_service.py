@@ -7,13 +7,11 @@
         print(reply.text)     # the harness summary, a question block if one fired, the stop condition
 
 `workbench mcp` (mcp_server.py) and `workbench check --campaign` / `workbench ask` (external_cli.py) are thin
-front ends over this class, so there is one implementation of what a harness call does in such a campaign:
-the source is stored as artifacts/<sha>.cu, the harness runs, and the campaign's own trace recorder
-(recorder.py, the built-in loop's) writes the tool call, the `evaluations` rows, the question put to the agent
-and a `messages` row per block, one turn per call. The question is decided by `Policy.question_at_boundary`
-(interventions.py), the decision the built-in loop makes at its turn boundaries: stall, suspicious gain, and a
-claim read from the `claim` / `notes` text the agent passes. A person's question waits in the campaign's inbox
-file (`workbench ask ID "..."`, the notebook's chat box) and rides on the next check result.
+front ends over this class: one implementation of a harness call in such a campaign (artifacts/<sha>.cu, the
+harness, and the built-in loop's trace recorder writing the call, its `evaluations` rows, the question and the
+messages, one turn per call) and one policy (`Policy.question_at_boundary`, the built-in loop's turn-boundary
+decision: stall, suspicious gain, a claim in the `claim` / `notes` text). A person's question waits in the inbox
+file (inbox_file.py: `workbench ask`, the notebook's chat box) and rides on the next check result.
 
 The loop state (policy, best so far, inbox position) is a snapshot per committed turn under state/, written
 before the turn's rows, so a process killed mid-call loses at most that call and never duplicates a row
@@ -164,9 +162,6 @@ class CampaignService:
         if spent:
             return spent
         return "waiting_for_agent", "the stop condition does not hold; the agent's next check continues it"
-
-    def subscribe(self, fn, critical: bool = False):
-        return self.bus.subscribe(fn, critical)
 
     # ---- state: one snapshot per committed call ------------------------------------------------------
     def _snapshot(self) -> dict:
@@ -368,7 +363,11 @@ class CampaignService:
         """A person's questions not yet delivered (read without the lock: a server may hold it)."""
         read = self.inbox_read
         if not self._held:
-            snap = self.ws.load_snapshot(committed_turn(self.ws.traces_dir, self.ws.campaign_id)) or {}
+            snap = {}
+            for _ in range(5):          # the holder may be merging the parts this reads: read again
+                with contextlib.suppress(FileNotFoundError):
+                    snap = self.ws.load_snapshot(committed_turn(self.ws.traces_dir, self.ws.campaign_id)) or {}
+                    break
             read = int(snap.get("inbox_read") or 0)
         return sum(1 for item in read_inbox(self.ws.root)[read:] if item)
 
