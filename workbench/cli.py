@@ -46,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
               f"(pip install -e '.[agent,notebook,ray,mcp]' installs every optional part)", file=sys.stderr)
         return 2
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
+    from workbench.redaction import redacted_output
     try:
-        return int(entry(rest) or 0)
+        with redacted_output():               # no key reaches the terminal, whatever a command prints
+            return int(entry(rest) or 0)
     except BrokenPipeError:   # `workbench bank list | head` closed the pipe: not an error
         sys.stderr.close()
         return 0

@@ -33,9 +33,27 @@ def _read_holder(fd: int) -> int | None:
         return None
 
 
-@contextlib.contextmanager
-def hold_lock(path: str | os.PathLike, what: str, wait: bool = False) -> Iterator[Path]:
-    """Hold an exclusive lock on `path` (created if missing) for the `with` block.
+class HeldLock:
+    """A lock held by this process until release() (or until the process dies)."""
+
+    def __init__(self, path: Path, fd: int):
+        self.path, self._fd = path, fd
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)      # closing releases the flock
+            self._fd = None
+
+    def __del__(self):
+        self.release()
+
+
+def acquire_lock(path: str | os.PathLike, what: str, wait: bool = False) -> HeldLock:
+    """Lock `path` (created if missing) for longer than one `with` block: release() it when done.
 
     `what` names the thing protected, for the error ("campaign c-1", "import of session s-3").
     With `wait=False` (the default) a lock held by another process raises LockHeld at once.
@@ -54,6 +72,17 @@ def hold_lock(path: str | os.PathLike, what: str, wait: bool = False) -> Iterato
                            f"(kill {pid if pid else '<pid>'}), then retry", pid) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield path
+    except BaseException:
+        os.close(fd)
+        raise
+    return HeldLock(path, fd)
+
+
+@contextlib.contextmanager
+def hold_lock(path: str | os.PathLike, what: str, wait: bool = False) -> Iterator[Path]:
+    """Hold an exclusive lock on `path` (created if missing) for the `with` block (see acquire_lock)."""
+    lock = acquire_lock(path, what, wait)
+    try:
+        yield lock.path
     finally:
-        os.close(fd)   # closing releases the flock
+        lock.release()

@@ -21,10 +21,12 @@ record, a key never survives.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
+import sys
 from typing import Iterable, TextIO
 
 REDACTED = "[REDACTED]"
@@ -267,3 +269,22 @@ class RedactingStream(io.TextIOBase):
 
     def fileno(self) -> int:
         return self.target.fileno()
+
+
+@contextlib.contextmanager
+def redacted_output():
+    """sys.stdout and sys.stderr redacted line by line for the block (a CLI command's whole log)."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, RedactingStream):
+        sys.stdout = RedactingStream(saved[0])
+    if not isinstance(sys.stderr, RedactingStream):
+        sys.stderr = RedactingStream(saved[1])
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = saved

@@ -29,6 +29,8 @@ from workbench.agent.interventions import MODES, PolicyConfig
 from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
                                   problem_ceiling)
 from workbench.agent.workspace import WorkspaceError
+from workbench.locks import LockHeld
+from workbench.redaction import redacted_output
 
 SAMPLE_TRACES = REPO_ROOT / "data" / "traces"
 
@@ -180,11 +182,12 @@ def campaign_main(argv: list[str] | None = None) -> int:
     from workbench.pool import PoolError, add_pool_arguments
     add_pool_arguments(parser)
     args = parser.parse_args(argv)
-    try:
-        return _campaign(args)
-    except (BackendError, WorkspaceError, ValueError, PoolError) as err:
-        print(f"workbench campaign: {err}", file=sys.stderr)
-        return 2
+    with redacted_output():                   # the log echoes tool inputs and outputs: keys never reach it
+        try:
+            return _campaign(args)
+        except (BackendError, WorkspaceError, ValueError, PoolError, LockHeld) as err:
+            print(f"workbench campaign: {err}", file=sys.stderr)
+            return 2
 
 
 def _campaign(args) -> int:
@@ -253,6 +256,11 @@ def _run(campaign: Campaign, printer: LogPrinter, pool=None) -> int:
 
 # ---- workbench experiment ------------------------------------------------------------------------------
 def experiment_main(argv: list[str] | None = None) -> int:
+    with redacted_output():
+        return _experiment_main(argv)
+
+
+def _experiment_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workbench experiment",
                                      description="A/B comparison of campaign modes, e.g. tools_only vs bank")
     _add_common(parser)

@@ -21,27 +21,28 @@ import logging
 import math
 import threading
 import time
-import tomllib
 import uuid
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
 from workbench.agent.backends import BackendError, BackendExhausted, TurnRequest
+from workbench.agent.config import (DEFAULT_KERNEL, DEFAULT_STOP, NO_IDLE_LIMIT, PROBLEM_FILE,  # noqa: F401
+                                    REPO_ROOT, Budget, CampaignConfig, _config_json, new_campaign_id,
+                                    problem_ceiling)
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
                                     TriggerDetected, TurnCommitted, TurnStarted)
-from workbench.agent.interventions import Inbox, Policy, PolicyConfig
-from workbench.agent.questions import DEFAULT_BANK, load_bank
+from workbench.agent.interventions import Inbox, Policy, PolicyConfig  # noqa: F401
+from workbench.agent.questions import DEFAULT_BANK, load_bank  # noqa: F401
 from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.agent.tools import HarnessDefaults, Toolbox
 from workbench.agent.workspace import Workspace, WorkspaceError
+from workbench.locks import HeldLock, LockHeld, acquire_lock  # noqa: F401  (LockHeld: raised to callers)
+from workbench.redaction import redact, redact_json, redact_pieces
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
-DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
-PROBLEM_FILE = REPO_ROOT / "kernels" / "attn_fwd" / "problem.toml"
+MAX_INPUT_DEPTH = 32          # a tool input nested deeper is refused (and recorded as a placeholder)
+
 log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = """\
@@ -66,100 +67,6 @@ TRUNCATED_TEXT = "Your reply was cut off at the output token limit. Continue whe
 # The Messages API needs a user message before the first assistant turn: the task, stated once.
 OPENING_TEXT = ("Make kernel.cu faster on the suite \"{suite}\" while keeping it correct. Start by running the "
                 "harness on it, then improve it step by step. Stop condition: {stop_expr}.")
-
-
-NO_IDLE_LIMIT = 1_000_000
-
-
-@dataclass
-class Budget:
-    tool_calls: int = 300
-    tokens: int = 20_000_000
-    wall_s: float = 8 * 3600.0
-    usd: float = 100.0
-    turns: int = 400
-    # consecutive turns in which the agent calls no tool, each answered with a question or "continue": an agent
-    # that only talks (a scripted baseline with nothing left to try, an LLM that keeps declining) ends here
-    idle_turns: int = 8
-
-    @classmethod
-    def recorded(cls, data: dict) -> "Budget":
-        """The budget of a recorded or resumed campaign. One recorded before the idle-turn limit existed ran
-        without it, and is replayed and resumed without it."""
-        return cls(**{"idle_turns": NO_IDLE_LIMIT, **(data or {})})
-
-    @classmethod
-    def parse(cls, text: str, base: "Budget | None" = None) -> "Budget":
-        """'tool_calls=200,tokens=5e6,wall=2h,usd=20,turns=100' (any subset) over `base`."""
-        budget = Budget(**asdict(base)) if base else cls()
-        aliases = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",
-                   "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns",
-                   "idle": "idle_turns", "idle_turns": "idle_turns"}
-        for item in filter(None, (p.strip() for p in (text or "").split(","))):
-            key, sep, value = item.partition("=")
-            if not sep or key.strip() not in aliases:
-                raise ValueError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, turns=N, "
-                                 f"idle=N")
-            field_name, value = aliases[key.strip()], value.strip().lower().lstrip("$")
-            if field_name == "wall_s":
-                scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(value[-1:], None)
-                seconds = float(value[:-1]) * scale if scale else float(value)
-                budget.wall_s = seconds
-            elif field_name == "usd":
-                budget.usd = float(value)
-            else:
-                setattr(budget, field_name, int(float(value)))
-        return budget
-
-
-@dataclass
-class CampaignConfig:
-    kernel_path: str = DEFAULT_KERNEL
-    suite: str = "dev26"
-    mode: str = "bank"                  # tools_only | bank | human | hybrid
-    stop_expr: str = DEFAULT_STOP
-    agent: str = ""                     # claude | offline | replay:PATH | fake (default: the backend's name)
-    model: str = ""
-    campaign_id: str = ""
-    root: str = "campaigns"
-    anchors: list = field(default_factory=lambda: ["fa3"])
-    budget: Budget = field(default_factory=Budget)
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
-    bank_path: str = str(DEFAULT_BANK)
-    seed: int = 0
-    arm: str = ""                       # experiment arm label (default: the mode)
-    initial_sha: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "CampaignConfig":
-        data = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        data["budget"] = Budget.recorded(data.get("budget", {}))
-        data["policy"] = PolicyConfig(**data.get("policy", {}))
-        return cls(**data)
-
-
-def problem_ceiling(path: Path = PROBLEM_FILE) -> dict:
-    """Ceiling and flag thresholds of the problem (read directly: the harness modules pull in torch)."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-    out = {}
-    if "bf16_tflops" in data.get("ceilings", {}):
-        out["ceiling_tflops"] = float(data["ceilings"]["bf16_tflops"])
-    flags = data.get("flags", {})
-    if "near_ceiling_fraction" in flags:
-        out["near_ceiling_fraction"] = float(flags["near_ceiling_fraction"])
-    if "jump_over_previous_best" in flags:
-        out["jump_ratio"] = float(flags["jump_over_previous_best"])
-    return out
-
-
-def new_campaign_id(mode: str) -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{mode}-{uuid.uuid4().hex[:4]}"
 
 
 def _finite(x) -> Optional[float]:
@@ -195,6 +102,8 @@ class Campaign:
         self.best_sha = ""
         self.last_message_id = ""
         self.resumed = False
+        self._lock: Optional[HeldLock] = None      # one process runs a campaign at a time (workspace .lock)
+        self._turn_text: list = []                 # raw strings of the turn in flight, for redacting it whole
         self._t0 = time.monotonic()
         if record:
             info = {"source": "workbench", "campaign_id": workspace.campaign_id, "arm": config.arm or config.mode,
@@ -215,9 +124,11 @@ class Campaign:
         if kernel_text is None and not source.is_file():
             raise WorkspaceError(f"kernel {config.kernel_path} not found; pass --kernel PATH to a .cu file")
         ws = Workspace.create(config.root, config.campaign_id, source, config.to_dict(), kernel_text=kernel_text)
-        config.initial_sha = ws.save_artifact(ws.kernel_path.read_text())
+        lock = _lock_campaign(ws)
+        config.initial_sha = ws.save_artifact(ws.read_kernel())
         ws.write_config(config.to_dict())
         campaign = cls(config, backend, ws, evaluator, bank)
+        campaign._lock = lock
         ws.write_snapshot(0, campaign._snapshot())
         return campaign
 
@@ -225,6 +136,7 @@ class Campaign:
     def resume(cls, campaign_id: str, backend, root: str = "campaigns", evaluator: Callable | None = None,
                bank: list | None = None) -> "Campaign":
         ws = Workspace.open(root, campaign_id)
+        lock = _lock_campaign(ws)        # before anything is trimmed: a second resume is refused here
         config = CampaignConfig.from_dict(ws.read_config())
         if config.agent == "external":      # campaign_service.EXTERNAL_AGENT: its agent runs outside the workbench
             raise WorkspaceError(f"campaign {campaign_id} is run by an agent of your own; continue it with "
@@ -237,6 +149,7 @@ class Campaign:
         trim_uncommitted(ws.traces_dir, campaign_id, committed)
         ws.prune_snapshots(committed)
         campaign = cls(config, backend, ws, evaluator, bank)
+        campaign._lock = lock
         campaign._restore(snap)
         campaign.resumed = True
         return campaign
@@ -267,6 +180,15 @@ class Campaign:
 
     # ---- running ------------------------------------------------------------------------------------
     def run(self) -> CampaignStopped:
+        """Run to the end; the campaign's lock is held until then (LockHeld if another process has it)."""
+        if self._lock is None or not self._lock.held:
+            self._lock = _lock_campaign(self.ws)
+        try:
+            return self._run()
+        finally:
+            self._lock.release()
+
+    def _run(self) -> CampaignStopped:
         self._t0 = time.monotonic()
         c = self.config
         self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode, agent=c.agent,
@@ -338,10 +260,13 @@ class Campaign:
         assistant_id = reply.message_id or f"msg_{self.ws.campaign_id}_{turn:05d}"
         self.tokens += reply.usage.total
         self.cost_usd += reply.cost_usd or 0.0
+        # what is published, recorded, snapshotted and sent back is redacted; the tools run on the raw input
+        said = redact_json(reply.content)
+        self._turn_text = [_block_strings(b) for b in reply.content]
         publish(MessageDone(turn=turn, message_id=assistant_id, parent_id=self.last_message_id, role="assistant",
-                            content=reply.content, model=reply.model, usage=reply.usage, cost_usd=reply.cost_usd,
+                            content=said, model=reply.model, usage=reply.usage, cost_usd=reply.cost_usd,
                             stop_reason=reply.stop_reason))
-        self.messages.append({"role": "assistant", "content": reply.content})
+        self.messages.append({"role": "assistant", "content": said})
 
         results, stop_met, out_of_calls = [], False, False
         for block in reply.tool_uses:
@@ -359,6 +284,7 @@ class Campaign:
             publish(TriggerDetected(turn=turn, trigger=trigger, reason=why))
         content, human_block = list(results), None
         if inquiry:
+            inquiry.text = redact(inquiry.text)
             content.append({"type": "text", "text": inquiry.text})
             human_block = len(content) - 1 if inquiry.source == "human" else None
             fired = InterventionFired(turn=turn, tool_index=self.tool_index, intervention_id=uuid.uuid4().hex[:12],
@@ -375,6 +301,8 @@ class Campaign:
         publish(MessageDone(turn=turn, message_id=user_id, parent_id=assistant_id, role="user", content=content,
                             human_block=human_block))
         self.messages.append({"role": "user", "content": content})
+        # last, the whole turn read together: a secret split over two tool outputs leaves no piece behind
+        self.messages[-2:] = redact_json(self.messages[-2:])
         self.turn, self.last_message_id = turn, user_id
         # state first, then the record: a crash between them leaves a snapshot of a turn that is not committed
         self.ws.write_snapshot(turn, self._snapshot())
@@ -392,12 +320,22 @@ class Campaign:
         self.tool_index += 1
         self.policy.on_tool_call()
         call_id, name, data = block["id"], block["name"], block.get("input") or {}
-        self.bus.publish(ToolCallStarted(turn=turn, call_id=call_id, tool_index=self.tool_index, name=name, input=data))
+        deep = _nesting(data) > MAX_INPUT_DEPTH
+        shown = {"refused": f"input nested deeper than {MAX_INPUT_DEPTH} levels"} if deep else redact_json(data)
+        self.bus.publish(ToolCallStarted(turn=turn, call_id=call_id, tool_index=self.tool_index, name=name,
+                                         input=shown))
         started, t0 = time.time(), time.monotonic()
-        outcome = self.toolbox.run(name, data, call_id)
+        if deep:
+            from workbench.agent.tools import ToolOutcome
+            outcome = ToolOutcome(f"{name}: refused: input nested deeper than {MAX_INPUT_DEPTH} levels", True)
+        else:
+            outcome = self.toolbox.run(name, data, call_id)
         duration = time.monotonic() - t0
+        # redacted together with everything said earlier in the turn (a key printed in two halves)
+        self._turn_text.append(outcome.text)
+        outcome.text = redact_pieces(self._turn_text)[-1]
         self.bus.publish(ToolCallFinished(turn=turn, call_id=call_id, tool_index=self.tool_index, name=name,
-                                          input=data, output=outcome.text, is_error=outcome.is_error,
+                                          input=shown, output=outcome.text, is_error=outcome.is_error,
                                           started_at=started, duration_s=duration))
         result = {"type": "tool_result", "tool_use_id": call_id, "content": outcome.text}
         if outcome.is_error:
@@ -428,7 +366,7 @@ class Campaign:
                 "tool_index": self.tool_index, "tokens": self.tokens, "cost_usd": self.cost_usd,
                 "elapsed_s": self._elapsed(), "best_vs_original": self.best_vs_original,
                 "best_vs_fa3": self.best_vs_fa3, "best_sha": self.best_sha, "last_message_id": self.last_message_id,
-                "idle_turns": self.idle_turns, "kernel": self.ws.kernel_path.read_text(), "policy": self.policy.snapshot(),
+                "idle_turns": self.idle_turns, "kernel": self.ws.read_kernel(), "policy": self.policy.snapshot(),
                 "backend": self.backend.snapshot() if hasattr(self.backend, "snapshot") else {}}
 
     def _restore(self, snap: dict) -> None:
@@ -436,12 +374,26 @@ class Campaign:
                     "best_vs_original", "best_vs_fa3", "best_sha", "last_message_id"):
             setattr(self, key, snap[key])
         self.idle_turns = snap.get("idle_turns", 0)     # snapshots written before this field existed
-        self.ws.kernel_path.write_text(snap["kernel"])
+        self.ws.write_kernel(snap["kernel"])
         self.policy.restore(snap["policy"])
         if hasattr(self.backend, "restore"):
             self.backend.restore(snap.get("backend") or {})
 
 
-def _config_json(config: CampaignConfig) -> str:
+def _lock_campaign(ws: Workspace) -> HeldLock:
+    return acquire_lock(ws.lock_path, what=f"campaign {ws.campaign_id}")
+
+
+def _block_strings(block) -> str:
+    """The text of one content block, for redacting a turn as a whole."""
     import json
-    return json.dumps(config.to_dict(), default=str)
+    return block.get("text") or json.dumps(block.get("input", ""), default=str) if isinstance(block, dict) else ""
+
+
+def _nesting(obj, limit: int = MAX_INPUT_DEPTH + 1) -> int:
+    """How deeply obj nests (counted iteratively, stopping at limit: a hostile input cannot recurse us)."""
+    depth, level = 0, [obj]
+    while level and depth < limit:
+        level = [v for o in level for v in (o.values() if isinstance(o, dict) else o if isinstance(o, list) else ())]
+        depth += 1 if level else 0
+    return depth

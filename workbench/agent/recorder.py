@@ -15,10 +15,12 @@ from pathlib import Path
 
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
                                     MessageDone, ToolCallFinished, TurnCommitted)
+from workbench.redaction import redact_pieces
 from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts, write_parquet_durable
 
 OUTPUT_TEXT_CHARS = 30_000
 TURN_TABLES = ("tool_calls", "evaluations", "interventions", "messages")   # write order; messages commits
+FREE_TEXT = ("text", "input_json", "output_text", "error", "question_text", "detail")   # ids are never joined
 
 
 def utc(ts: float | None):
@@ -136,10 +138,20 @@ class TraceRecorder:
             "best_speedup_before": e.best_before, "ts": utc(e.ts)})
 
     def _on_turn_committed(self, e: TurnCommitted) -> None:
+        self._redact_turn()
         for table in TURN_TABLES:
             if self.buffer[table]:
                 self.writer.append(table, self.buffer[table])
             self.buffer[table] = []
+
+
+    def _redact_turn(self) -> None:
+        """Each table's free text of the turn redacted as one text, so a secret split over two rows (a key printed
+        by two tool calls) leaves no piece behind; the writer still redacts every string on its own."""
+        for rows in self.buffer.values():
+            slots = [(row, key) for row in rows for key in FREE_TEXT if isinstance(row.get(key), str)]
+            for (row, key), clean in zip(slots, redact_pieces([row[key] for row, key in slots])):
+                row[key] = clean
 
 
 def committed_turn(root: str | Path, session_id: str) -> int:

@@ -19,13 +19,14 @@ from typing import Any, Callable, Optional
 
 from workbench.agent.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
                                        WorkspaceError)
-from workbench.traces.writer import redact
+from workbench.redaction import redact
 
 REDACTED_NOTE = " (something that looked like a credential was replaced by [REDACTED]: keys never go to disk)"
 
 OUTPUT_CHARS = 30_000                   # a tool result longer than this is cut (the agent is told) ...
 READ_CHARS = 120_000                    # ... except read_file, which returns whole kernels
 READ_LINES = 2000                       # read_file's default window
+MAX_SUITE_BYTES = 1 << 20
 LIST_MAX_ENTRIES = 400
 SASS_OPCODES = ("HGMMA", "HMMA", "FFMA", "FMUL", "FADD", "MUFU.EX2", "SHFL", "LDG", "STG", "LDS", "STS",
                 "LDGSTS", "UTMALDG", "LDL", "STL", "BAR", "F2F", "PRMT")
@@ -163,17 +164,9 @@ class Toolbox:
 
     # ---- files ---------------------------------------------------------------------------------------
     def _read_file(self, path: str, offset: int = 1, limit: int = READ_LINES) -> ToolOutcome:
-        real = self.ws.resolve(path)
-        if not real.is_file():
-            return ToolOutcome(f"{path}: no such file" + (" (it is a folder)" if real.is_dir() else ""), True)
-        size = real.stat().st_size
-        if size > MAX_READ_BYTES:
-            return ToolOutcome(f"refused: {path} is {size} bytes, more than the {MAX_READ_BYTES} a read may return",
-                               True)
-        try:
-            text = real.read_text()
-        except UnicodeDecodeError:
-            return ToolOutcome(f"{path} is not a text file", True)
+        if self.ws.fs.kind(path) == "dir":
+            return ToolOutcome(f"{path}: no such file (it is a folder)", True)
+        text = self.ws.fs.read_text(path, MAX_READ_BYTES)
         lines = text.splitlines(keepends=True)
         first, count = max(1, offset), max(1, limit)
         if first == 1 and len(lines) <= count:
@@ -184,63 +177,78 @@ class Toolbox:
         return ToolOutcome("".join(window) + f"\n[lines {first}-{last} of {len(lines)}{more}]")
 
     def _list_files(self, path: str = ".") -> ToolOutcome:
-        real = self.ws.resolve(path)
-        if not real.is_dir():
+        if self.ws.fs.kind(path) != "dir":
             return ToolOutcome(f"{path}: no such folder", True)
+        entries = self.ws.fs.listing(path, skip_top=("traces", "state", ".lock"), max_entries=LIST_MAX_ENTRIES + 1)
         lines = []
-        for entry in sorted(real.rglob("*")):
-            rel = entry.relative_to(self.ws.root)
-            if rel.parts[0] in ("traces", "state"):
-                continue
-            lines.append(f"{rel}/" if entry.is_dir() else f"{rel}  ({entry.stat().st_size} bytes)")
-            if len(lines) >= LIST_MAX_ENTRIES:
-                lines.append(f"[... more than {LIST_MAX_ENTRIES} entries]")
-                break
+        for e in entries[:LIST_MAX_ENTRIES]:
+            lines.append({"dir": f"{e.path}/", "file": f"{e.path}  ({e.size} bytes)",
+                          "symlink": f"{e.path}  (symlink to {e.target}: not followed, the file tools refuse it)",
+                          "hardlink": f"{e.path}  ({e.size} bytes; a hard link: the file tools refuse it)",
+                          }.get(e.kind, f"{e.path}  (not a regular file: refused)"))
+        if len(entries) > LIST_MAX_ENTRIES:
+            lines.append(f"[... more than {LIST_MAX_ENTRIES} entries]")
         return ToolOutcome("\n".join(lines) or "(empty)")
 
     def _write_file(self, path: str, content: str) -> ToolOutcome:
-        size = len(content.encode())
+        size = len(content.encode("utf-8", "surrogatepass"))
         if size > MAX_WRITE_BYTES:
             return ToolOutcome(f"refused: {size} bytes is more than the {MAX_WRITE_BYTES} a file may hold", True)
-        real = self.ws.resolve(path, for_write=True)
-        real.parent.mkdir(parents=True, exist_ok=True)
+        self.ws.check_writable(path)
         clean = redact(content)
-        real.write_text(clean)
+        self.ws.fs.write_text(path, clean)
         return ToolOutcome(f"wrote {path} ({size} bytes)" + (REDACTED_NOTE if clean != content else ""))
 
     def _edit_file(self, path: str, old_string: str, new_string: str) -> ToolOutcome:
-        real = self.ws.resolve(path, for_write=True)
-        if not real.is_file():
+        self.ws.check_writable(path)
+        if self.ws.fs.kind(path) != "file":
             return ToolOutcome(f"{path}: no such file", True)
-        text = real.read_text()
+        text = self.ws.fs.read_text(path, MAX_READ_BYTES)
         count = text.count(old_string) if old_string else 0
         if count != 1:
             why = "old_string is empty" if not old_string else (
                 "old_string was not found" if count == 0 else f"old_string occurs {count} times; add context")
             return ToolOutcome(f"{path}: no edit made: {why}", True)
         new_text = text.replace(old_string, new_string, 1)
-        if len(new_text.encode()) > MAX_WRITE_BYTES:
+        if len(new_text.encode("utf-8", "surrogatepass")) > MAX_WRITE_BYTES:
             return ToolOutcome(f"refused: the edit would make {path} larger than {MAX_WRITE_BYTES} bytes", True)
         clean = redact(new_text)
-        real.write_text(clean)
+        self.ws.fs.write_text(path, clean)
         line = text[:text.index(old_string)].count("\n") + 1
         return ToolOutcome(f"edited {path} at line {line}" + (REDACTED_NOTE if clean != new_text else ""))
 
     def _revert(self, sha: str) -> ToolOutcome:
-        source = self.ws.artifact_path(sha)
-        self.ws.kernel_path.write_text(source.read_text())
-        return ToolOutcome(f"kernel.cu is now artifacts/{source.name} (sha {source.stem[:12]})")
+        name = self.ws.artifact_name(sha)
+        self.ws.write_kernel(self.ws.fs.read_text(name, MAX_READ_BYTES))
+        sha_full = name.split("/")[-1][:-3]
+        return ToolOutcome(f"kernel.cu is now {name} (sha {sha_full[:12]})")
 
     # ---- the harness ---------------------------------------------------------------------------------
+    def _suite(self, suite: str) -> str:
+        """A suite the agent names: one of the suites directory by name, or a CSV file of the workspace."""
+        from workbench.harness.scenarios import SUITES_DIR   # no torch: scenarios only reads CSV
+
+        if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", suite):
+            path = SUITES_DIR / f"{suite}.csv"
+            if path.is_file() and not path.is_symlink():
+                return suite
+            known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
+            raise WorkspaceError(f"no suite {suite!r}; use one of {known}, or a .csv file of the workspace")
+        if not suite.endswith(".csv"):
+            raise WorkspaceError(f"suite {suite!r}: give a suite name ({', '.join(sorted(p.stem for p in SUITES_DIR.glob('*.csv')))}) "
+                                 "or a .csv file of the workspace")
+        self.ws.fs.read_text(suite, MAX_SUITE_BYTES)      # inside, no link, one name, small, UTF-8
+        return str(self.ws.fs.path(suite))
+
     def _run_harness(self, path: str = KERNEL_FILE, suite: str | None = None) -> ToolOutcome:
         from workbench.harness.result import CheckRequest
 
-        real = self.ws.resolve(path)
-        if not real.is_file():
+        if self.ws.fs.kind(path) != "file":
             return ToolOutcome(f"{path}: no such file", True)
-        sha = self.ws.save_artifact(real.read_text())
+        suite_path = self._suite(suite) if suite else self.defaults.suite
+        sha = self.ws.save_artifact(self.ws.fs.read_text(path, MAX_READ_BYTES))
         d = self.defaults
-        request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite or d.suite,
+        request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite_path,
                                baseline_path=d.baseline_path, anchors=tuple(d.anchors), stop_expr=d.stop_expr,
                                previous_best=self.best_provider(), cache_dir=d.cache_dir)
         try:
@@ -255,10 +263,10 @@ class Toolbox:
     def _build(self, path: str):
         from workbench.harness.build import build_kernel
 
-        real = self.ws.resolve(path)
-        if not real.is_file():
+        if self.ws.fs.kind(path) != "file":
             raise WorkspaceError(f"{path}: no such file")
-        return build_kernel(real, cache_dir=self.defaults.cache_dir)
+        # the workspace is the only include root; build_kernel checks every #include against it
+        return build_kernel(self.ws.fs.path(path), cache_dir=self.defaults.cache_dir, include_root=self.ws.root)
 
     def _compile_report(self, path: str = KERNEL_FILE) -> ToolOutcome:
         build = self._build(path)

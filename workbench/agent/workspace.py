@@ -5,32 +5,32 @@
     config.json            suite, stop condition, mode, budgets, model (no secrets)
     traces/<table>/<id>/   the session's parquet parts (workbench.traces.writer layout)
     state/turn-NNNNN.json  loop state after each committed turn (resume), the last two kept
+    .lock                  held by the process running the campaign (workbench.locks)
 
-The agent's file tools go through `resolve`, which confines them to this folder: paths outside it, symlinks
-that lead out of it, and writes into the campaign's own records are refused with a message the agent can read.
+Every path the agent names, and every file the campaign itself reads or writes here, goes through one rule
+(workbench.agent.confine): inside this folder, through no symlink, onto a regular file with one name, written
+by rename; the campaign's own records are read-only to the agent. Refusals are messages the agent can read.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
-from workbench.traces.writer import redact
+from workbench.agent.confine import Confined, Entry, WorkspaceError, split_relative   # noqa: F401  (re-exported)
+from workbench.redaction import redact, redact_json, replace_surrogates
 
 KERNEL_FILE = "kernel.cu"
 CONFIG_FILE = "config.json"
 PROTECTED = ("artifacts", "traces", "state", CONFIG_FILE)    # read-only to the agent
 MAX_READ_BYTES = 1 << 20
 MAX_WRITE_BYTES = 512 << 10
-MAX_PATH_CHARS = 1024
 SNAPSHOTS_KEPT = 2
 CAMPAIGN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,80}$")
-
-
-class WorkspaceError(ValueError):
-    """A refused path or a bad campaign folder; the message is meant for the agent or the person."""
+ARTIFACT_NAME = re.compile(r"^[0-9a-f]{64}\.cu$")
+MAX_STATE_BYTES = 256 << 20          # a snapshot holds the whole conversation
+LOCK_FILE = ".lock"
 
 
 def text_sha(text: str) -> str:
@@ -40,6 +40,7 @@ def text_sha(text: str) -> str:
 class Workspace:
     def __init__(self, root: str | Path):
         self.root = Path(root).resolve()
+        self.fs = Confined(self.root)
 
     # ---- creation ----------------------------------------------------------------------------------
     @classmethod
@@ -48,19 +49,22 @@ class Workspace:
         if not CAMPAIGN_ID.match(campaign_id):
             raise WorkspaceError(f"campaign id {campaign_id!r}: use letters, digits, '.', '_' or '-'")
         root = Path(base) / campaign_id
-        if root.exists():
-            raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another id")
         text = redact(kernel_text if kernel_text is not None else Path(kernel_source).read_text())
+        Path(base).mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir()               # exclusive: two campaigns started with one id cannot share the folder
+        except FileExistsError:
+            raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another id") from None
         for sub in ("artifacts", "traces", "state"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
+            (root / sub).mkdir()
         ws = cls(root)
-        ws.kernel_path.write_text(text)
+        ws.write_kernel(text)
         ws.save_artifact(text)
         ws.write_config(config)
         return ws
 
     def write_config(self, config: dict) -> None:
-        self.config_path.write_text(redact(json.dumps(config, indent=2, default=str)))
+        self.fs.write_text(CONFIG_FILE, json.dumps(redact_json(config), indent=2, default=str), durable=True)
 
     @classmethod
     def open(cls, base: str | Path, campaign_id: str) -> "Workspace":
@@ -90,76 +94,80 @@ class Workspace:
     def artifacts_dir(self) -> Path:
         return self.root / "artifacts"
 
+    @property
+    def lock_path(self) -> Path:
+        return self.root / LOCK_FILE
+
     def read_config(self) -> dict:
-        return json.loads(self.config_path.read_text())
+        return json.loads(self.fs.read_text(CONFIG_FILE, MAX_STATE_BYTES))
+
+    def read_kernel(self) -> str:
+        return self.fs.read_text(KERNEL_FILE, MAX_WRITE_BYTES * 4)
+
+    def write_kernel(self, text: str) -> None:
+        self.fs.write_text(KERNEL_FILE, text)
 
     # ---- artifacts ---------------------------------------------------------------------------------
     def save_artifact(self, text: str) -> str:
-        text = redact(text)
+        text = redact(replace_surrogates(text))
         sha = text_sha(text)
-        path = self.artifacts_dir / f"{sha}.cu"
-        if not path.exists():
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+        if self.fs.kind(f"artifacts/{sha}.cu") is None:
+            self.fs.write_text(f"artifacts/{sha}.cu", text, durable=True)
         return sha
 
-    def artifact_path(self, sha_prefix: str) -> Path:
+    def artifact_name(self, sha_prefix: str) -> str:
+        """'artifacts/<sha>.cu' of the one evaluated version whose sha starts with sha_prefix. Looked up by
+        listing the folder (no glob, no link followed); a symlink or hard link there is not a version."""
         sha_prefix = sha_prefix.strip().lower()
         if not re.fullmatch(r"[0-9a-f]{6,64}", sha_prefix):
             raise WorkspaceError(f"{sha_prefix!r} is not a kernel sha (6 to 64 hex digits)")
-        matches = sorted(self.artifacts_dir.glob(f"{sha_prefix}*.cu"))
+        versions = [e.path.split("/")[-1] for e in self.fs.listing("artifacts", max_entries=100_000)
+                    if e.kind == "file" and ARTIFACT_NAME.match(e.path.split("/")[-1])]
+        matches = [name for name in versions if name.startswith(sha_prefix)]
         if not matches:
-            known = ", ".join(p.stem[:12] for p in self.artifacts_dir.glob("*.cu"))
+            known = ", ".join(name[:12] for name in sorted(versions)[:20])
             raise WorkspaceError(f"no evaluated version {sha_prefix}; known: {known or 'none'}")
         if len(matches) > 1:
             raise WorkspaceError(f"sha prefix {sha_prefix} is ambiguous ({len(matches)} versions); give more digits")
-        return matches[0]
+        return f"artifacts/{matches[0]}"
+
+    def artifact_path(self, sha_prefix: str) -> Path:
+        return self.fs.path(self.artifact_name(sha_prefix))
+
+    def read_artifact(self, sha_prefix: str) -> str:
+        return self.fs.read_text(self.artifact_name(sha_prefix), MAX_WRITE_BYTES * 4)
 
     # ---- confinement -------------------------------------------------------------------------------
+    def check_writable(self, rel: str) -> None:
+        parts = split_relative(rel, self.root.name)
+        if not parts or parts[0] in PROTECTED or parts[0] == LOCK_FILE:
+            raise WorkspaceError(f"refused: {rel} is kept by the campaign itself and is read-only; "
+                                 "write kernel.cu or your own files")
+
     def resolve(self, rel: str, for_write: bool = False) -> Path:
-        """The real path of `rel` inside the workspace, or WorkspaceError saying why not."""
-        if not isinstance(rel, str) or not rel.strip():
-            raise WorkspaceError("refused: empty path")
-        if "\x00" in rel or len(rel) > MAX_PATH_CHARS:
-            raise WorkspaceError("refused: malformed path")
-        candidate = Path(rel) if os.path.isabs(rel) else self.root / rel
-        lexical = Path(os.path.normpath(candidate))
-        real = Path(os.path.realpath(candidate))
-        if not _inside(lexical, self.root):
-            raise WorkspaceError(f"refused: {rel} is outside the campaign workspace ({self.root.name}/); "
-                                 "use paths relative to it, e.g. kernel.cu")
-        if not _inside(real, self.root):
-            raise WorkspaceError(f"refused: {rel} is a symlink that leads outside the campaign workspace")
+        """The checked path of `rel` inside the workspace (no symlink on the way, a file of one name), or
+        WorkspaceError saying why not."""
         if for_write:
-            top = real.relative_to(self.root).parts[:1]
-            if real == self.root or (top and top[0] in PROTECTED):
-                raise WorkspaceError(f"refused: {rel} is kept by the campaign itself and is read-only; "
-                                     "write kernel.cu or your own files")
-        return real
+            self.check_writable(rel)
+        return self.fs.path(rel)
 
     # ---- loop state snapshots (resume) -------------------------------------------------------------
     def _snapshot_path(self, turn: int) -> Path:
         return self.root / "state" / f"turn-{turn:05d}.json"
 
     def write_snapshot(self, turn: int, state: dict) -> None:
-        path = self._snapshot_path(turn)
-        path.parent.mkdir(exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(redact(json.dumps(state, default=str)))
-        os.replace(tmp, path)
+        self.fs.write_text(f"state/turn-{turn:05d}.json", json.dumps(redact_json(state), default=str), durable=True)
 
     def load_snapshot(self, turn: int) -> dict | None:
-        path = self._snapshot_path(turn)
-        return json.loads(path.read_text()) if path.exists() else None
+        rel = f"state/turn-{turn:05d}.json"
+        return json.loads(self.fs.read_text(rel, MAX_STATE_BYTES)) if self.fs.kind(rel) == "file" else None
 
     def prune_snapshots(self, committed_turn: int) -> None:
         """Keep the committed turn's snapshot and the one before; drop older ones and any from later turns."""
-        for path in (self.root / "state").glob("turn-*.json"):
-            turn = int(path.stem.split("-")[1])
+        for entry in self.fs.listing("state"):
+            name = entry.path.split("/")[-1]
+            if not re.fullmatch(r"turn-\d{5,}\.json", name):
+                continue
+            turn = int(name[5:-5])
             if turn <= committed_turn - SNAPSHOTS_KEPT or turn > committed_turn:
-                path.unlink(missing_ok=True)
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+                (self.root / "state" / name).unlink(missing_ok=True)

@@ -1,0 +1,118 @@
+"""What a campaign is asked to do: its configuration and budget, as recorded in campaigns/<id>/config.json.
+
+    config = CampaignConfig(kernel_path="kernels/attn_fwd/original.cu", suite="dev26", mode="bank",
+                            budget=Budget.parse("tool_calls=200,wall=2h"))
+"""
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from workbench.agent.interventions import PolicyConfig
+from workbench.agent.questions import DEFAULT_BANK
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
+DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
+PROBLEM_FILE = REPO_ROOT / "kernels" / "attn_fwd" / "problem.toml"
+
+NO_IDLE_LIMIT = 1_000_000
+
+
+@dataclass
+class Budget:
+    tool_calls: int = 300
+    tokens: int = 20_000_000
+    wall_s: float = 8 * 3600.0
+    usd: float = 100.0
+    turns: int = 400
+    # consecutive turns in which the agent calls no tool, each answered with a question or "continue": an agent
+    # that only talks (a scripted baseline with nothing left to try, an LLM that keeps declining) ends here
+    idle_turns: int = 8
+
+    @classmethod
+    def recorded(cls, data: dict) -> "Budget":
+        """The budget of a recorded or resumed campaign. One recorded before the idle-turn limit existed ran
+        without it, and is replayed and resumed without it."""
+        return cls(**{"idle_turns": NO_IDLE_LIMIT, **(data or {})})
+
+    @classmethod
+    def parse(cls, text: str, base: "Budget | None" = None) -> "Budget":
+        """'tool_calls=200,tokens=5e6,wall=2h,usd=20,turns=100' (any subset) over `base`."""
+        budget = Budget(**asdict(base)) if base else cls()
+        aliases = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",
+                   "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns",
+                   "idle": "idle_turns", "idle_turns": "idle_turns"}
+        for item in filter(None, (p.strip() for p in (text or "").split(","))):
+            key, sep, value = item.partition("=")
+            if not sep or key.strip() not in aliases:
+                raise ValueError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, turns=N, "
+                                 f"idle=N")
+            field_name, value = aliases[key.strip()], value.strip().lower().lstrip("$")
+            if field_name == "wall_s":
+                scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(value[-1:], None)
+                seconds = float(value[:-1]) * scale if scale else float(value)
+                budget.wall_s = seconds
+            elif field_name == "usd":
+                budget.usd = float(value)
+            else:
+                setattr(budget, field_name, int(float(value)))
+        return budget
+
+
+@dataclass
+class CampaignConfig:
+    kernel_path: str = DEFAULT_KERNEL
+    suite: str = "dev26"
+    mode: str = "bank"                  # tools_only | bank | human | hybrid
+    stop_expr: str = DEFAULT_STOP
+    agent: str = ""                     # claude | offline | replay:PATH | fake (default: the backend's name)
+    model: str = ""
+    campaign_id: str = ""
+    root: str = "campaigns"
+    anchors: list = field(default_factory=lambda: ["fa3"])
+    budget: Budget = field(default_factory=Budget)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    bank_path: str = str(DEFAULT_BANK)
+    seed: int = 0
+    arm: str = ""                       # experiment arm label (default: the mode)
+    initial_sha: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CampaignConfig":
+        data = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        data["budget"] = Budget.recorded(data.get("budget", {}))
+        data["policy"] = PolicyConfig(**data.get("policy", {}))
+        return cls(**data)
+
+
+def problem_ceiling(path: Path = PROBLEM_FILE) -> dict:
+    """Ceiling and flag thresholds of the problem (read directly: the harness modules pull in torch)."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    out = {}
+    if "bf16_tflops" in data.get("ceilings", {}):
+        out["ceiling_tflops"] = float(data["ceilings"]["bf16_tflops"])
+    flags = data.get("flags", {})
+    if "near_ceiling_fraction" in flags:
+        out["near_ceiling_fraction"] = float(flags["near_ceiling_fraction"])
+    if "jump_over_previous_best" in flags:
+        out["jump_ratio"] = float(flags["jump_over_previous_best"])
+    return out
+
+
+def new_campaign_id(mode: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{mode}-{uuid.uuid4().hex[:4]}"
+
+
+def _config_json(config: CampaignConfig) -> str:
+    return json.dumps(config.to_dict(), default=str)
