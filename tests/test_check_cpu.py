@@ -31,7 +31,7 @@ def test_correct_standin_end_to_end(tmp_path):
 
 def test_crash_is_isolated_and_the_rest_skipped(tmp_path):
     result, lines = smoke(tmp_path, "standin:crash")
-    assert result.rows[0].reason == "crash" and "exited with code" in result.rows[0].detail
+    assert result.rows[0].reason == "crash" and "worker killed by SIGABRT (-6)" in result.rows[0].detail
     assert all(r.status == "skipped" for r in result.rows[1:])
     assert not result.all_correct
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import re
 import sys
 from collections import defaultdict
@@ -59,7 +60,11 @@ def load_bank(path: str | Path = DEFAULT_BANK) -> list[Question]:
     path = Path(path)
     if not path.exists():
         raise BankError(f"{path}: question bank not found")
-    with path.open(newline="") as f:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise BankError(f"{path}: not UTF-8 (byte {err.start}); save it as UTF-8") from None
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

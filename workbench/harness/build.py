@@ -13,19 +13,22 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from workbench.harness import kernel_names
+from workbench.harness import build_guard, kernel_names
+from workbench.harness import nvcc as nvcc_module
 from workbench.harness.foreign import imitates_library
+from workbench.harness.nvcc import ContainedBuild
 
 DEFAULT_ARCH = "sm_90a"
 ENTRY_POINT = "attn_fwd"
 BASE_FLAGS = ["-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-Xptxas", "-v", "-lineinfo"]
+COMPILE_FLAGS = [f for f in BASE_FLAGS if f != "-shared"]     # compiled alone (-c), checked, then linked
 
 # What a candidate may not use: the point of the exercise is a kernel written by hand.
 FORBIDDEN_INCLUDE = re.compile(r"(cutlass|cute/|cublas|cublasLt|cudnn)", re.IGNORECASE)
@@ -272,16 +275,21 @@ def _summarise(ok: bool, errors: list[CompileError], forbidden: list[str], resou
 
 
 def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 300.0,
-                 cache_dir: str | Path | None = None, extra_flags: tuple = ()) -> BuildResult:
+                 cache_dir: str | Path | None = None, extra_flags: tuple = (),
+                 include_root: str | Path | None = None) -> BuildResult:
+    """Build path into a cached kernel.so. `include_root` is the only folder quoted includes may come from
+    (default: the source's folder); see build_guard for what the source and its object code may contain."""
     path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as err:
+        text = _read_source(path)
+    except (OSError, ValueError) as err:
+        why = err.strerror if isinstance(err, OSError) else str(err)
         return BuildResult(ok=False, source=str(path), sha="", arch=arch,
-                           summary=f"{path}: cannot read the kernel source ({err.strerror}); check the path")
+                           summary=f"{path}: cannot read the kernel source ({why}); check the path")
     sha = source_sha(text)
     result = BuildResult(ok=False, source=str(path), sha=sha, arch=arch)
-    result.forbidden = forbidden_in_source(text)
+    includes = build_guard.check_includes(text, include_root or path.parent)
+    result.forbidden = forbidden_in_source(text) + [f"include: {p}" for p in includes.problems]
     if result.forbidden:
         result.summary = _summarise(False, [], result.forbidden, [], path.name)
         return result
@@ -289,8 +297,10 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
     if not nvcc:
         result.summary = f"{path.name}: nvcc not found on PATH; install the CUDA toolkit (13.0) to build kernels"
         return result
-    flags = BASE_FLAGS + arch_flags(arch) + list(extra_flags)
-    key = hashlib.sha256(json.dumps([sha, flags, nvcc_version(), BUILD_FORMAT]).encode()).hexdigest()[:24]
+    flags = COMPILE_FLAGS + arch_flags(arch) + list(extra_flags)
+    headers = {name: source_sha(body) for name, body in sorted(includes.headers.items())}
+    key = hashlib.sha256(json.dumps([sha, headers, flags, nvcc_version(), BUILD_FORMAT,
+                                     build_guard.GUARD_VERSION]).encode()).hexdigest()[:24]
     out_dir = Path(cache_dir or default_cache_dir()) / "build" / key
     so_path, meta_path = out_dir / "kernel.so", out_dir / "build.json"
     if so_path.exists() and meta_path.exists():
@@ -301,37 +311,73 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
         return cached
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    src_copy = out_dir / path.name  # compile a private copy so the source cannot change under us
-    src_copy.write_text(text)
-    tmp_so = out_dir / f"kernel.{os.getpid()}.{threading.get_ident()}.so"   # threads of one process build too
-    cmd = [nvcc, *flags, "-o", str(tmp_so), str(src_copy)]
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-        log, returncode = proc.stdout + proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired:
-        log, returncode = f"nvcc timed out after {timeout_s:.0f} s", -1
-        result.errors = [CompileError(path.name, None, "error", f"build timed out after {timeout_s:.0f} s")]
-    result.seconds = time.monotonic() - start
-    result.log = log
-    result.errors = result.errors or parse_diagnostics(log)
-    result.resources = parse_resources(log)
-    if returncode == 0 and tmp_so.exists():
-        if not exports_entry_point(str(tmp_so)):
-            result.errors.append(CompileError(path.name, None, "error",
-                                              f'no exported symbol {ENTRY_POINT}: declare it extern "C"'))
-        result.forbidden = forbidden_in_library(str(tmp_so))
-        result.kernels, refused = list_kernels(str(tmp_so), log)
-        result.forbidden += refused
-        result.ok = not result.forbidden and not any(e.severity == "error" for e in result.errors)
-    if returncode != 0 and not any(e.severity == "error" for e in result.errors):
-        tail = [l for l in log.strip().splitlines() if l.strip()][-1:] or ["nvcc failed"]
-        result.errors.append(CompileError(path.name, None, "error", tail[0][:300]))
+    with ContainedBuild(nvcc, timeout_s) as work:
+        # compile a private copy (the source cannot change under us), alone, then check its object code
+        source = work.write_sources(path.name, text, includes.headers)
+        run = work.run([nvcc, *flags, "-c", "-I", source.parent, "-o", work.path("kernel.o"), source])
+        own = {path.name} | {Path(name).name for name in includes.headers}
+        result.seconds = run.seconds
+        result.log = build_guard.filter_log(run.log, own) + (f"\nnote: {work.notice}" if work.notice else "")
+        result.errors = parse_diagnostics(result.log)
+        result.resources = parse_resources(run.log)
+        if run.timed_out:
+            result.errors = [CompileError(path.name, None, "error", f"build timed out after {timeout_s:.0f} s")]
+        elif run.truncated:
+            result.errors = [CompileError(path.name, None, "error", "the build printed more than "
+                                          f"{nvcc_module.LOG_CAP_BYTES >> 20} MiB and was stopped")]
+        if run.returncode == 0 and work.path("kernel.o").exists():
+            result.forbidden = build_guard.check_object(str(work.path("kernel.o")))
+            if not result.forbidden:
+                link = work.run([nvcc, "-shared", "-Xcompiler", "-fPIC", *arch_flags(arch), "-o",
+                                 work.path("kernel.so"), work.path("kernel.o")])
+                result.seconds += link.seconds
+                if link.returncode != 0:
+                    result.log += "\n" + build_guard.filter_log(link.log, own)
+                    result.errors += parse_diagnostics(link.log) or [
+                        CompileError("link", None, "error", (link.log.strip().splitlines() or ["link failed"])[-1][:300])]
+                else:
+                    result.ok = _finish_library(result, work.path("kernel.so"), out_dir, path.name, run.log)
+        elif not any(e.severity == "error" for e in result.errors):
+            tail = [line for line in result.log.strip().splitlines() if line.strip()][-1:] or ["nvcc failed"]
+            result.errors.append(CompileError(path.name, None, "error", tail[0][:300]))
     result.summary = _summarise(result.ok, result.errors, result.forbidden, result.resources, path.name)
     if result.ok:
-        os.replace(tmp_so, so_path)
         result.so_path = str(so_path)
         meta_path.write_text(json.dumps(result.to_dict()))
-    elif tmp_so.exists():
-        tmp_so.unlink()
     return result
+
+
+MAX_SOURCE_BYTES = 4 << 20
+
+
+def _read_source(path: Path) -> str:
+    """The kernel source: a regular file (not a FIFO or device) of at most 4 MiB, UTF-8."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise ValueError(f"larger than {MAX_SOURCE_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 (byte {err.start})") from None
+
+
+def _finish_library(result: BuildResult, built: Path, out_dir: Path, name: str, log: str) -> bool:
+    """Checks on the linked library, then move it into the cache (copied without following links)."""
+    if not exports_entry_point(str(built)):
+        result.errors.append(CompileError(name, None, "error", f'no exported symbol {ENTRY_POINT}: declare it extern "C"'))
+    result.forbidden = forbidden_in_library(str(built))
+    result.kernels, refused = list_kernels(str(built), log)
+    result.forbidden += refused
+    if result.forbidden or any(e.severity == "error" for e in result.errors):
+        return False
+    fd = os.open(built, os.O_RDONLY | os.O_NOFOLLOW)
+    tmp_so = out_dir / f"kernel.{os.getpid()}.{threading.get_ident()}.so"   # threads of one process build too
+    with os.fdopen(fd, "rb") as src, open(tmp_so, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.replace(tmp_so, out_dir / "kernel.so")
+    return True

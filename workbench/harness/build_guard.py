@@ -26,6 +26,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+GUARD_VERSION = 1            # part of the build cache key: a stricter guard re-checks cached builds
 MAX_HEADER_BYTES = 1 << 20
 MAX_HEADERS = 64
 
@@ -254,7 +255,7 @@ ALLOWED_IMPORT = re.compile(r"^(?:" + "|".join([
     r"_Zn[wa]\w+", r"_Zd[la]\w+", r"_ZSt\w+", r"_ZNSt\w+", r"_ZNKSt\w+", r"_ZTVN10__cxxabiv\w+", r"_ZTI\w+",
     r"_ZTS\w+", r"_ZTV\w+", r"_ZN9__gnu_cxx\w+", r"_ZNK9__gnu_cxx\w+", r"_ZGV\w+", r"__cxa_\w+",
     r"__gxx_personality_v0", r"_Unwind_\w+", r"__dynamic_cast", r"__once_proxy", r"__gmon_start__",
-    r"_ITM_\w+",                                                                          # the C++ runtime
+    r"_ITM_\w+", r"_GLOBAL_OFFSET_TABLE_",                                # the C++ runtime, PIC
 ]) + r")$")
 # parts of the C++ library that reach files or processes despite being "std"
 REFUSED_STD = re.compile(r"filesystem|basic_filebuf|basic_[io]?fstream|__basic_file|_ZNSt8_Rb_tree_emptyS|"
@@ -315,6 +316,7 @@ def check_object(obj_path: str) -> list[str]:
 
 # ---- what nvcc may echo ----------------------------------------------------------------------------------
 _LEAD_PATH = re.compile(r"^(?:In file included from\s+|\s+from\s+)?([^\s:(]+?)(?:\(\d+\)|:\d+|:)")
+_TOOL_LINE = re.compile(r"^(?:ptxas|nvcc|nvlink|fatbinary|cicc|cudafe\+*|/usr/bin/ld|ld|collect2)\b")
 
 
 def filter_log(log: str, own_names: set) -> str:
@@ -322,17 +324,13 @@ def filter_log(log: str, own_names: set) -> str:
     about any other file is dropped, with a count, so an included outside file never shows its contents."""
     kept, dropped, keep = [], 0, True
     for line in log.splitlines():
-        m = _LEAD_PATH.match(line)
-        if m:
-            token = m.group(1)
-            name = os.path.basename(token)
-            if token in ("ptxas", "nvcc", "nvlink", "fatbinary", "cicc", "ld", "/usr/bin/ld") or token.endswith("/ld"):
-                keep = True
-            elif "/" in token or "." in name:
-                keep = name in own_names
-            if line.startswith(("In file included from", " from ")):
-                dropped += 1
-                continue
+        if _TOOL_LINE.match(line):
+            keep = True
+        elif line.startswith(("In file included from", "                 from ")):
+            dropped += 1                     # paths only, and the diagnostic that follows decides
+            continue
+        elif (m := _LEAD_PATH.match(line)) and ("/" in m.group(1) or "." in os.path.basename(m.group(1))):
+            keep = os.path.basename(m.group(1)) in own_names
         if keep:
             kept.append(line)
         else:

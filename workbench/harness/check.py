@@ -17,9 +17,11 @@ import tempfile
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness.build import build_kernel
+from workbench.harness import sandbox
+from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, load_suite
@@ -87,9 +89,30 @@ def _stderr_tail(path: str, lines: int = 3) -> str:
 
 def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress,
                gpu_index: int = 0) -> tuple[list[ScenarioResult], dict]:
-    """Run one worker process over the scenarios; returns the rows and the worker's start info."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    """Run one worker process over the scenarios, contained (sandbox.py); returns the rows and the worker's
+    start info."""
+    contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s)))
+    job = dict(job, sandbox=contained.to_dict())
+    try:
+        return _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained)
+    finally:
+        if contained.enabled:   # caches the contained worker staged: merged here, by the trusted side
+            cache_dir = Path(job["request"].get("cache_dir") or default_cache_dir())
+            sandbox.merge_staged_cache(Path(contained.dir) / "cache", cache_dir)
+        sandbox.cleanup(contained)
+
+
+def _cpu_budget_s(scenarios: int, timeout_s: float) -> int:
+    """CPU seconds a worker may use: every scenario at its time limit on a few busy threads, plus start-up."""
+    return int(600 + 4 * scenarios * timeout_s)
+
+
+_NOTICES_SHOWN: set = set()
+
+
+def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress, gpu_index: int,
+                contained) -> tuple[list[ScenarioResult], dict]:
+    env = sandbox.child_env(dict(os.environ), contained)       # no API key reaches candidate code
     if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
     with tempfile.NamedTemporaryFile("w+", suffix=".stderr", delete=False) as err_file:
@@ -99,13 +122,13 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     current: Optional[str] = None
     failure: Optional[tuple[str, str]] = None
     with open(err_path, "w") as err_handle:
-        proc = subprocess.Popen([sys.executable, "-m", "workbench.harness.worker"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen(sandbox.worker_command(contained), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err_handle, text=True, env=env, cwd=str(REPO_ROOT))
         proc.stdin.write(json.dumps(job))
         proc.stdin.close()
         stream = _WorkerStream(proc)
         deadline = time.monotonic() + WORKER_START_TIMEOUT_S
-        index = 0
+        index, done = 0, False
         while True:
             try:
                 event = stream.next(timeout=max(0.1, deadline - time.monotonic()))
@@ -123,6 +146,10 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
                     progress(f"anchor {name} unavailable: {why}")
                 if event.get("foreign_check", "all") != "all":
                     progress(f"foreign-kernel check: {event['foreign_check']}")
+                for notice in event.get("notices", []):
+                    if notice not in _NOTICES_SHOWN:      # once per process, not once per evaluation
+                        _NOTICES_SHOWN.add(notice)
+                        progress(notice)
             elif kind == "begin":
                 current = event["scenario"]
                 deadline = time.monotonic() + timeout_s
@@ -136,20 +163,24 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
                 failure = (event.get("reason", "crash"), event.get("detail", ""))
             elif kind == "done":
                 info.update(event)
+                done = True
         proc.wait(timeout=30)
     tail = _stderr_tail(err_path)
     os.unlink(err_path)
     if current and current not in rows:
-        reason, detail = failure or ("crash", f"worker exited with code {proc.returncode}")
+        reason, detail = failure or ("crash", f"worker {sandbox.describe_exit(proc.returncode)}")
         if reason != "timeout":
             reason = "crash"
-            detail = f"worker exited with code {proc.returncode}" + (f": {tail}" if tail else "")
+            detail = f"worker {sandbox.describe_exit(proc.returncode)}" + (f": {tail}" if tail else "")
         scenario = next(s for s in scenarios if s.name == current)
         rows[current] = ScenarioResult(scenario=scenario.to_dict(), status=FAILED, reason=reason, detail=detail)
         index += 1
         progress(format_progress(index, len(scenarios), rows[current]))
     elif not info and proc.returncode:
-        info["error"] = f"the evaluation worker failed to start (exit {proc.returncode}): {tail}"
+        info["error"] = f"the evaluation worker failed to start ({sandbox.describe_exit(proc.returncode)}): {tail}"
+    elif proc.returncode and not failure and "gpu" in info and not done:
+        # died between scenarios, e.g. while loading the library (a constructor in the candidate's host code)
+        info["error"] = f"the evaluation worker {sandbox.describe_exit(proc.returncode)}" + (f": {tail}" if tail else "")
     lost_at = next((r.name for r in rows.values() if r.reason in ("crash", "timeout", "launch_error")
                     or (job["request"].get("fail_fast") and r.status == FAILED)), None)
     ordered = []

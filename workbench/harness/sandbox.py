@@ -202,7 +202,8 @@ def merge_staged_cache(staged: Path, cache_dir: Path, max_bytes: int = 64 << 20)
 
 def _is_entry(value) -> bool:
     return (isinstance(value, dict) and isinstance(value.get("stats"), dict)
-            and all(isinstance(v, (int, float)) or v is None for v in value["stats"].values())
+            and all(isinstance(v, (int, float)) or v is None or (isinstance(v, str) and len(v) < 200)
+                    for v in value["stats"].values())
             and isinstance(value.get("extra", {}), dict))
 
 

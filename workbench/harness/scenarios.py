@@ -7,6 +7,7 @@ Bad rows are refused with the file, the line and the reason, never half-loaded.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -143,12 +144,25 @@ def resolve_suite_path(suite: str | Path) -> Path:
     return SUITES_DIR / f"{suite}.csv"
 
 
+def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20) -> str:
+    """A text file's contents, or `error` naming the first byte that is not UTF-8 (or a file too large)."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise error(f"{path}: larger than {limit >> 20} MiB; is this the right file?")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not UTF-8 (byte {err.start}); save it as UTF-8") from None
+
+
 def load_suite(suite: str | Path) -> list[Scenario]:
     path = resolve_suite_path(suite)
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
         raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {known}")
-    with path.open(newline="") as handle:
+    text = read_utf8(path, SuiteError)
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(line for line in handle if not line.lstrip().startswith("#"))
         header = reader.fieldnames or []
         missing = [c for c in REQUIRED_COLUMNS if c not in header]
@@ -157,7 +171,7 @@ def load_suite(suite: str | Path) -> list[Scenario]:
                              f"expected {','.join(REQUIRED_COLUMNS)}[,category]")
         scenarios, names = [], set()
         # line numbers count comment lines too, so we re-read them for honest positions
-        data_lines = [n for n, line in enumerate(path.read_text().splitlines(), start=1)
+        data_lines = [n for n, line in enumerate(text.splitlines(), start=1)
                       if line.strip() and not line.lstrip().startswith("#")][1:]
         for line_no, row in zip(data_lines, reader):
             try:

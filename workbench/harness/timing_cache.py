@@ -4,6 +4,10 @@ Keyed by (implementation and its version/sha, scenario shape, GPU name, software
 version), so a campaign does not re-time FA3 on every call, and numbers from different GPUs, library versions
 or timing methods never mix (figures cached before device timing, events around the Python call, never match).
 Also keeps the original kernel's sampled output rows, which verification compares candidates against.
+
+In a contained worker (sandbox.py) the cache is read as root before the privilege drop (the folder stays open
+as a directory fd, so tensors can still be read through it after) and written to a staging folder in the
+private directory (`stage_writes`), which the parent merges after the worker exits.
 """
 from __future__ import annotations
 
@@ -33,6 +37,16 @@ class TimingCache:
         except (OSError, json.JSONDecodeError):
             self.entries = {}   # a damaged cache is only a cache: start again
         self.dirty = False
+        self.stage_dir: Optional[Path] = None
+        try:
+            self._dir_fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            self._dir_fd = None
+
+    def stage_writes(self, directory: Path) -> None:
+        """From now on write entries and tensors under `directory`, for the parent to merge."""
+        self.stage_dir = Path(directory)
+        self.stage_dir.mkdir(parents=True, exist_ok=True)
 
     def _key(self, impl: str, s: Scenario) -> str:
         return f"{impl}|{s.key}|{self.env}"
@@ -51,6 +65,13 @@ class TimingCache:
     def flush(self) -> None:
         if not self.dirty:
             return
+        if self.stage_dir is not None:
+            path = self.stage_dir / "timing_cache.json"
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.entries))
+            os.replace(tmp, path)
+            self.dirty = False
+            return
         # merge with what another worker may have written meanwhile, then replace atomically
         try:
             on_disk = json.loads(self.path.read_text()) if self.path.exists() else {}
@@ -62,17 +83,28 @@ class TimingCache:
         os.replace(tmp, self.path)
         self.entries, self.dirty = on_disk, False
 
+    @staticmethod
+    def _tensor_name(key: str) -> str:
+        return "tensors/" + hashlib.sha256(key.encode()).hexdigest()[:32] + ".pt"
+
     def _tensor_path(self, key: str) -> Path:
-        return self.dir / "tensors" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".pt")
+        return (self.stage_dir or self.dir) / self._tensor_name(key)
 
     def load_tensor(self, key: str):
-        path = self._tensor_path(key)
-        if not path.exists():
-            return None
-        try:
-            return torch.load(path, map_location="cpu")
-        except Exception:
-            return None
+        for directory in ([self.stage_dir] if self.stage_dir else []) + [self.dir]:
+            try:
+                if directory == self.dir and self._dir_fd is not None:   # readable after a privilege drop
+                    fd = os.open(self._tensor_name(key), os.O_RDONLY | os.O_NOFOLLOW, dir_fd=self._dir_fd)
+                else:
+                    fd = os.open(directory / self._tensor_name(key), os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            try:
+                with os.fdopen(fd, "rb") as handle:
+                    return torch.load(handle, map_location="cpu")
+            except Exception:
+                return None
+        return None
 
     def save_tensor(self, key: str, value) -> None:
         path = self._tensor_path(key)

@@ -46,6 +46,27 @@ def load_kernel(spec: dict):
     return CudaKernel(spec["path"])
 
 
+def enter_sandbox(job: dict, cache: TimingCache, versions: dict) -> list:
+    """From here on the candidate's code may run: contain it (sandbox.py). Everything the worker needs is
+    opened or imported before this point, as the dropped uid may not be able to read it afterwards."""
+    from workbench.harness import activity, kernel_lib, sandbox, standins  # noqa: F401  (imported while readable)
+
+    plan = sandbox.Plan.from_dict(job.get("sandbox"))
+    if plan.enabled and job["device"].startswith("cuda") and not activity.unavailable(job["device"]):
+        # the profiler loads CUPTI lazily, from wherever torch lives: load it now, while everything is readable
+        with activity.recording(job["device"]):
+            torch.zeros(1, device=job["device"]).add_(1)
+            torch.cuda.synchronize()
+    libraries = {k: job[k]["path"] for k in ("candidate", "baseline") if job.get(k) and job[k]["kind"] == "so"}
+    contained = sandbox.contain(plan, libraries)
+    for name, path in contained.libraries.items():
+        job[name] = dict(job[name], path=path)
+    if contained.cache_dir is not None:
+        cache.stage_writes(contained.cache_dir)
+    versions["sandbox"] = contained.summary
+    return contained.notices
+
+
 def environment(device: str, anchor_versions: dict) -> tuple[str, dict]:
     versions = {"torch": torch.__version__, "timing": TIMING_VERSION,
                 **{f"anchor_{k}": v for k, v in anchor_versions.items()}}
@@ -232,10 +253,15 @@ def main() -> int:
     elif request.anchors:
         missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
     gpu, versions = environment(device, anchor_versions)
-    emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed,
-         foreign_check=own_kernels.policy(device)[1])
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
     timer = Timer(device, problem.timing)
+    try:
+        notices = enter_sandbox(job, cache, versions)
+    except (RuntimeError, OSError) as err:      # WORKBENCH_SANDBOX=require and a piece is missing, or no drop
+        sys.stderr.write(f"sandbox: {err}\n")
+        return 3
+    emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed, notices=notices,
+         foreign_check=own_kernels.policy(device)[1])
     try:
         candidate = load_kernel(job["candidate"])
         baseline = load_kernel(job["baseline"]) if job.get("baseline") else None

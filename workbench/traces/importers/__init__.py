@@ -10,14 +10,13 @@ Malformed lines are counted and listed (first 20), never fatal.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from workbench.locks import LockHeld
 from workbench.traces.importers.claude_code import import_claude_code
 from workbench.traces.importers.codex import import_codex
-from workbench.traces.importers.common import MALFORMED_SHOWN, ImportedSession, write_session
+from workbench.traces.importers.common import MALFORMED_SHOWN, ImportedSession, parse_json_line, write_session
 from workbench.traces.importers.workbench import find_trace_roots, import_workbench
 
 FORMATS = ("claude_code", "codex", "workbench")
@@ -32,9 +31,8 @@ def sniff(path: Path) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             for _, raw in zip(range(SNIFF_LINES), handle):
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
+                obj, why = parse_json_line(raw)
+                if why:
                     continue
                 if not isinstance(obj, dict):
                     continue

@@ -52,7 +52,7 @@ def _output(payload: dict) -> tuple[str, bool | None]:
     if isinstance(raw, str):
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, dict) and ("output" in parsed or "metadata" in parsed):
             raw = parsed

@@ -17,6 +17,8 @@ from workbench.traces.writer import replace_session
 
 OUTPUT_HEAD_CHARS = 4000        # tool output kept in tool_calls.output_text / messages.text
 MALFORMED_SHOWN = 20            # malformed lines listed by the CLI; all are counted
+MAX_LINE_CHARS = 256 << 20      # a transcript line longer than this is counted as malformed, not read
+MAX_JSON_DEPTH = 64             # deeper lines are malformed (real transcripts nest about 8 levels)
 
 # USD per million tokens: (input, output, cache read, cache write). List prices, an estimate: the transcript
 # does not say what was billed. Matched by substring of the model name, first match wins.
@@ -81,21 +83,67 @@ class ImportedSession:
         return self.session["session_id"]
 
 
+def _lines(handle, limit: int):
+    """(number, line) for every line; a line longer than `limit` characters is (number, None) and is read
+    past in pieces, never held whole."""
+    number = 0
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not raw.endswith("\n"):
+            while True:                      # skip the rest of the oversized line
+                rest = handle.readline(1 << 20)
+                if not rest or rest.endswith("\n"):
+                    break
+            yield number, None
+            continue
+        yield number, raw
+
+
+def json_depth(obj, limit: int) -> int:
+    """How many containers deep obj nests, counted without recursion and stopping past limit."""
+    depth, level = 0, [obj]
+    while depth <= limit:
+        level = [o for o in level if isinstance(o, (dict, list))]
+        if not level:
+            return depth
+        depth += 1
+        level = [v for o in level for v in (o.values() if isinstance(o, dict) else o)]
+    return depth
+
+
+def parse_json_line(raw: str):
+    """(object, '') or (None, why): a malformed or hostile line is a reason, never an exception."""
+    try:
+        obj = json.loads(raw)
+    except ValueError as err:
+        return None, f"invalid JSON ({getattr(err, 'msg', err)})"
+    except RecursionError:
+        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    if json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    return obj, ""
+
+
 def read_jsonl(path: Path, tally: ImportTally, problem) -> list[tuple[int, dict]]:
     """(line number, object) for every well-formed line; `problem(obj)` names what is wrong with an object, or
-    returns "" for a good one. Bad lines are counted in the tally, never raised."""
+    returns "" for a good one. Bad lines (invalid or too deeply nested JSON, lines over MAX_LINE_CHARS) are
+    counted in the tally, never raised."""
     records = []
     with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in _lines(handle, MAX_LINE_CHARS):
+            if raw is None:
+                tally.lines += 1
+                tally.bad(path, number, f"line longer than {MAX_LINE_CHARS} characters")
+                continue
             if not raw.strip():
                 continue
             tally.lines += 1
-            try:
-                obj = json.loads(raw)
-            except ValueError as err:
-                tally.bad(path, number, f"invalid JSON ({err.msg})")
-                continue
-            why = "not a JSON object" if not isinstance(obj, dict) else problem(obj)
+            obj, why = parse_json_line(raw)
+            if not why:
+                why = "not a JSON object" if not isinstance(obj, dict) else problem(obj)
             if why:
                 tally.bad(path, number, why)
                 continue
