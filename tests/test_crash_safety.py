@@ -227,3 +227,67 @@ def test_a_kill_while_the_report_is_written_keeps_the_previous_report(tmp_path, 
     build_report([traces], report)
     assert report.read_text().startswith("<!doctype html>")
     assert not [p.name for p in tmp_path.iterdir() if ".tmp" in p.name]     # the killed writer's temp is gone
+
+
+# ---- campaigns ---------------------------------------------------------------------------------------------------
+CAMPAIGN = ["campaign", "--agent", "offline", "--evaluator", "standin", "--suite", "smoke", "--budget", "turns=4",
+            "--seed", "3"]
+
+
+def _workbench(args: list, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    code = "import sys; from workbench.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("WORKBENCH_CRASH_AT", None)
+    if crash_at:
+        env["WORKBENCH_CRASH_AT"] = crash_at
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=str(ROOT))
+
+
+def _campaign_rows(root: Path, cid: str) -> dict:
+    traces = root / cid / "traces"
+    keys = {"messages": ["turn", "role", "block_index", "block_type", "text"],
+            "tool_calls": ["turn", "tool_index", "tool_name", "input_json", "is_error"],
+            "evaluations": ["turn", "kernel_sha", "scenario", "status"]}
+    out = {}
+    for table, columns in keys.items():
+        df = read_table(traces, table, cid)[columns].astype(str)
+        out[table] = sorted(map(tuple, df.values.tolist()))
+    return out
+
+
+def test_a_kill_in_a_campaigns_final_merge_then_resume_equals_the_uninterrupted_run(tmp_path):
+    root = tmp_path / "campaigns"
+    assert _workbench(CAMPAIGN + ["--root", str(root), "--id", "ref"]).returncode == 0
+    killed = _workbench(CAMPAIGN + ["--root", str(root), "--id", "c1"], crash_at="compact.parts_unlinked")
+    assert_killed(killed)
+    resumed = _workbench(["campaign", "--resume", "c1", "--root", str(root), "--evaluator", "standin"])
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    got, want = _campaign_rows(root, "c1"), _campaign_rows(root, "ref")
+    assert {t: len(v) for t, v in got.items()} == {t: len(v) for t, v in want.items()}
+    assert got == want
+    assert sorted(p.name for p in (root / "c1" / "traces" / "messages" / "c1").iterdir()) == ["part-00000.parquet"]
+
+
+def test_a_second_resume_of_a_running_campaign_is_refused_and_touches_nothing(tmp_path):
+    root = tmp_path / "campaigns"
+    assert _workbench(CAMPAIGN + ["--root", str(root), "--id", "c1"]).returncode == 0
+    before = _campaign_rows(root, "c1")
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, time
+        from workbench.locks import hold_lock
+        with hold_lock(sys.argv[1], what="campaign c1"):
+            print("held", flush=True)
+            time.sleep(60)
+    """), str(root / "c1" / ".lock")], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        second = _workbench(["campaign", "--resume", "c1", "--root", str(root), "--evaluator", "standin",
+                             "--budget", "turns=8"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert second.returncode == 2
+    lines = [line for line in second.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"campaign c1 is in use by pid {holder.pid}" in lines[0], second.stderr
+    assert _campaign_rows(root, "c1") == before

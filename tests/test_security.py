@@ -306,9 +306,16 @@ int attn_fwd(void) { return 0; }
 """
 
 
+def _gpu_here() -> bool:
+    from workbench.harness.check import gpu_available
+    return gpu_available()
+
+
 @needs_root
 @pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc to build the probe")
-def test_a_candidate_constructor_runs_contained(tmp_path, monkeypatch):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(not _gpu_here(), reason="needs a CUDA GPU")])])
+def test_a_candidate_constructor_runs_contained(tmp_path, monkeypatch, device):
     """The probe is built straight with gcc (the build's import check would refuse it): this is the sandbox
     alone, with candidate code that opens files and sockets as it likes."""
     from workbench.harness.check import run_worker
@@ -328,7 +335,7 @@ def test_a_candidate_constructor_runs_contained(tmp_path, monkeypatch):
     scenarios = load_suite("smoke")[:1]
     job = {"request": {"kernel_path": "probe", "suite": "smoke", "anchors": [], "cache_dir": str(tmp_path / "c")},
            "candidate": {"kind": "so", "path": str(tmp_path / "probe.so"), "sha": "probe"}, "baseline": None,
-           "device": "cpu", "scenarios": [s.to_dict() for s in scenarios]}
+           "device": device, "scenarios": [s.to_dict() for s in scenarios]}
     rows, info = run_worker(job, scenarios, 60, lambda line: None)
     server.close()
     detail = info.get("error", "")              # the constructor ran at load time, before any scenario
@@ -359,6 +366,24 @@ def test_a_contained_worker_still_fills_the_timing_cache(tmp_path, monkeypatch):
 def tempfile_dir() -> str:
     import tempfile
     return tempfile.gettempdir()
+
+
+@needs_root
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_here(), reason="needs a CUDA GPU")
+def test_the_original_kernel_is_verified_and_timed_in_a_contained_worker_on_the_gpu(monkeypatch):
+    from workbench.harness.check import check
+    from workbench.harness.result import CheckRequest
+
+    monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
+    root = Path(__file__).resolve().parents[1]
+    result = check(CheckRequest(kernel_path=str(root / "kernels" / "attn_fwd" / "original.cu"), suite="smoke",
+                                anchors=("fa3",), cache_dir=os.environ.get("WORKBENCH_CACHE")),
+                   progress=lambda line: print(line, flush=True))
+    held = result.versions.get("sandbox", "")
+    assert held.startswith("uid ") and "no network" in held and "private /tmp" in held, held
+    assert result.all_correct, [(r.name, r.reason, r.detail) for r in result.rows if r.status != "passed"]
+    assert all(r.stats is not None for r in result.rows) and result.geomean_vs("original") > 0
 
 
 def test_a_crashed_worker_names_its_signal(tmp_path):

@@ -41,12 +41,19 @@ class Entry:
     target: str = ""     # for a symlink: what it points at (never followed)
 
 
-def split_relative(rel: str, root_name: str = "workspace") -> list[str]:
-    """The components of a workspace-relative path, or WorkspaceError. '.' and 'a/../b' are normalised."""
+def split_relative(rel: str, root_name: str = "workspace", root: Path | None = None) -> list[str]:
+    """The components of a workspace-relative path, or WorkspaceError. '.' and 'a/../b' are normalised; an
+    absolute path is accepted only when it lies inside `root` (a person's shell passing a full path)."""
     if not isinstance(rel, str) or not rel.strip():
         raise WorkspaceError("refused: empty path")
     if "\x00" in rel or len(rel) > MAX_PATH_CHARS:
         raise WorkspaceError("refused: malformed path (NUL byte or longer than 1024 characters)")
+    if os.path.isabs(rel) and root is not None:
+        norm = os.path.normpath(rel)
+        for base in {str(root), os.path.realpath(root)}:
+            if norm == base or norm.startswith(base.rstrip("/") + "/"):
+                rel = os.path.relpath(norm, base)
+                break
     if os.path.isabs(rel) or rel.startswith("~"):
         raise WorkspaceError(f"refused: {rel} is outside the campaign workspace ({root_name}/); "
                              "use paths relative to it, e.g. kernel.cu")
@@ -109,7 +116,7 @@ class Confined:
             raise
 
     def _parent(self, rel: str, create: bool = False) -> tuple[int, str, list[str]]:
-        parts = split_relative(rel, self.root.name)
+        parts = split_relative(rel, self.root.name, self.root)
         if not parts:
             raise WorkspaceError(f"refused: {rel} is the workspace itself, not a file in it")
         return self._open_dirs(rel, parts[:-1], create), parts[-1], parts
@@ -117,7 +124,7 @@ class Confined:
     # ---- questions --------------------------------------------------------------------------------------
     def kind(self, rel: str) -> str | None:
         """'file', 'dir' or None (missing); symlinks and hard links anywhere in the path are refused."""
-        parts = split_relative(rel, self.root.name)
+        parts = split_relative(rel, self.root.name, self.root)
         if not parts:
             return "dir"
         fd = self._open_dirs(rel, parts[:-1])
@@ -138,7 +145,7 @@ class Confined:
     def path(self, rel: str) -> Path:
         """The checked absolute path of rel (for programs that need a path: the compiler, the suite loader)."""
         self.kind(rel)
-        return self.root.joinpath(*split_relative(rel, self.root.name))
+        return self.root.joinpath(*split_relative(rel, self.root.name, self.root))
 
     # ---- reading ----------------------------------------------------------------------------------------
     def read_bytes(self, rel: str, limit: int) -> bytes:
@@ -216,7 +223,7 @@ class Confined:
     def listing(self, rel: str = ".", skip_top: tuple = (), max_entries: int = 400) -> list[Entry]:
         """Entries under rel, depth first and sorted; links are reported, never followed; a dangling link or an
         entry that vanishes meanwhile is one line, not a failure."""
-        parts = split_relative(rel, self.root.name)
+        parts = split_relative(rel, self.root.name, self.root)
         fd = self._open_dirs(rel, parts)
         out: list[Entry] = []
         try:

@@ -139,7 +139,7 @@ class Workspace:
 
     # ---- confinement -------------------------------------------------------------------------------
     def check_writable(self, rel: str) -> None:
-        parts = split_relative(rel, self.root.name)
+        parts = split_relative(rel, self.root.name, self.root)
         if not parts or parts[0] in PROTECTED or parts[0] == LOCK_FILE:
             raise WorkspaceError(f"refused: {rel} is kept by the campaign itself and is read-only; "
                                  "write kernel.cu or your own files")
