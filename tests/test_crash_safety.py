@@ -203,10 +203,10 @@ def test_the_same_import_twice_in_a_row_is_idempotent(tmp_path, grown_transcript
 
 
 # ---- the report ------------------------------------------------------------------------------------------------
-def test_a_kill_while_the_report_is_written_keeps_the_previous_report(tmp_path, grown_transcript):
-    _, full = grown_transcript
+def test_a_kill_while_the_report_is_written_keeps_the_previous_report(tmp_path):
     traces, report = tmp_path / "traces", tmp_path / "report.html"
-    assert _import(full, traces).returncode == 0
+    assert _workbench(CAMPAIGN + ["--root", str(tmp_path / "campaigns"), "--id", "c1"]).returncode == 0
+    traces = tmp_path / "campaigns" / "c1" / "traces"
     report.write_text("<html>previous report</html>")
     code = f"""
         import os, signal

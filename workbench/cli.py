@@ -5,6 +5,7 @@ and a missing optional dependency is reported in one line instead of a traceback
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 
@@ -20,6 +21,9 @@ SUBCOMMANDS = {
     "ask": ("workbench.agent.external_cli", "put a question to the agent of a campaign (`workbench mcp`, "
                                             "`check --campaign`)"),
 }
+
+
+UNWRAPPED_OUTPUT = ("mcp",)
 
 
 def usage() -> str:
@@ -47,8 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
     from workbench.redaction import redacted_output
+    # no key reaches the terminal, whatever a command prints; `mcp` speaks JSON-RPC on stdio, whose tool results
+    # the campaign service redacts itself: its stdout is a protocol channel, left as it is
+    guard = contextlib.nullcontext() if name in UNWRAPPED_OUTPUT else redacted_output()
     try:
-        with redacted_output():               # no key reaches the terminal, whatever a command prints
+        with guard:
             return int(entry(rest) or 0)
     except BrokenPipeError:   # `workbench bank list | head` closed the pipe: not an error
         sys.stderr.close()

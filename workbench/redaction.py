@@ -270,6 +270,11 @@ class RedactingStream(io.TextIOBase):
     def fileno(self) -> int:
         return self.target.fileno()
 
+    @property
+    def buffer(self):
+        """The target's binary stream, for a library that writes bytes (a protocol, not a log): not redacted."""
+        return self.target.buffer
+
 
 @contextlib.contextmanager
 def redacted_output():

@@ -250,7 +250,8 @@ class Toolbox:
         d = self.defaults
         request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite_path,
                                baseline_path=d.baseline_path, anchors=tuple(d.anchors), stop_expr=d.stop_expr,
-                               previous_best=self.best_provider(), cache_dir=d.cache_dir)
+                               previous_best=self.best_provider(), cache_dir=d.cache_dir,
+                               include_root=str(self.ws.root))   # the same include root as compile_report
         try:
             result = self.evaluator(request)
         except Exception as err:

@@ -52,7 +52,9 @@ def _spec(path: str, request: CheckRequest):
     """('standin'|'so', path, sha, build) for a kernel path; build is None for stand-ins."""
     if path.startswith("standin:"):
         return {"kind": "standin", "path": path.split(":", 1)[1], "sha": path}, None
-    build = build_kernel(path, arch=request.arch, timeout_s=request.build_timeout_s, cache_dir=request.cache_dir)
+    include_root = request.include_root if path == request.kernel_path else None
+    build = build_kernel(path, arch=request.arch, timeout_s=request.build_timeout_s, cache_dir=request.cache_dir,
+                         include_root=include_root)
     return {"kind": "so", "path": build.so_path, "sha": build.sha, "kernels": build.kernels}, build
 
 

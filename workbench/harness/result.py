@@ -225,6 +225,7 @@ class CheckRequest:
     build_timeout_s: float = 300.0
     scenario_timeout_s: float = 120.0         # hard limit per scenario inside the worker
     cache_dir: Optional[str] = None           # build and timing caches (default ~/.cache/workbench)
+    include_root: Optional[str] = None        # the only folder the kernel's own headers may come from (its folder)
     gpu_index: int = 0
     fail_fast: bool = False                   # stop at the first failing scenario (the rest: skipped)
     timing: bool = True                       # False: verify only (anchors still checked for correctness)
