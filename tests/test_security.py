@@ -403,7 +403,8 @@ def test_staged_caches_are_merged_without_following_links(tmp_path):
     (tmp_path / "secret").write_text(SECRET)
     (staged / "tensors" / ("a" * 32 + ".pt")).symlink_to(tmp_path / "secret")
     (staged / "tensors" / ("b" * 32 + ".pt")).write_bytes(b"tensor bytes")
-    assert sandbox.merge_staged_cache(staged, cache) == 2
+    from workbench.harness.staged_cache import merge_staged_cache
+    assert merge_staged_cache(staged, cache) == 2
     assert json.loads((cache / "timing_cache.json").read_text()) == good
     assert sorted(p.name for p in (cache / "tensors").iterdir()) == ["b" * 32 + ".pt"]
 

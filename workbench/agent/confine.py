@@ -25,6 +25,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.redaction import replace_surrogates
+
 MAX_PATH_CHARS = 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -216,8 +218,7 @@ class Confined:
             os.close(dir_fd)
 
     def write_text(self, rel: str, text: str, durable: bool = False) -> None:
-        self.write_bytes(rel, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
-                         if _has_surrogates(text) else text.encode("utf-8"), durable)
+        self.write_bytes(rel, replace_surrogates(text).encode("utf-8"), durable)
 
     # ---- listing ----------------------------------------------------------------------------------------
     def listing(self, rel: str = ".", skip_top: tuple = (), max_entries: int = 400) -> list[Entry]:
@@ -278,11 +279,3 @@ def _check_file(rel: str, st: os.stat_result) -> None:
     if st.st_nlink > 1:
         raise WorkspaceError(f"refused: {rel} has {st.st_nlink} names (a hard link, possibly to a file outside "
                              "the workspace); the workspace never makes hard links, so it uses no file that has one")
-
-
-def _has_surrogates(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True

@@ -34,7 +34,7 @@ MAX_HEADERS = 64
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(include_next|include|import|embed|pragma)\b(.*)$", re.M)
 _LITERAL = re.compile(r"""^[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>)[ \t]*$""")
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*(.*?)\s*\)", re.S)
-_DEPENDENCY = re.compile(r"""^\s*(?:GCC\s+)?(?:system_header\b.*|dependency\s+(.*))$""")
+_DEPENDENCY = re.compile(r"^\s*(?:GCC\s+)?dependency\s+(.*)$")
 _ASM_FILE = re.compile(r"\.\s*(incbin|include)\b|\bincbin\b")
 
 
@@ -199,7 +199,7 @@ def _scan_one(text: str, label: str, root: Path | None, scan: IncludeScan, queue
             refuse(line, "#embed is not allowed")
         elif kind == "pragma":
             dep = _DEPENDENCY.match(rest)
-            if dep and dep.group(1) is not None:
+            if dep:
                 check_name(line, dep.group(1), "#pragma dependency")
         else:
             check_name(line, rest, f"#{kind}")

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 
 from workbench.harness import sandbox
 from workbench.harness.build import build_kernel, default_cache_dir
+from workbench.harness.staged_cache import merge_staged_cache
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, load_suite
@@ -100,7 +101,7 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     finally:
         if contained.enabled:   # caches the contained worker staged: merged here, by the trusted side
             cache_dir = Path(job["request"].get("cache_dir") or default_cache_dir())
-            sandbox.merge_staged_cache(Path(contained.dir) / "cache", cache_dir)
+            merge_staged_cache(Path(contained.dir) / "cache", cache_dir)
         sandbox.cleanup(contained)
 
 

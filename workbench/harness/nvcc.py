@@ -58,8 +58,8 @@ def _contained_plan(nvcc: str, timeout_s: float) -> tuple[sandbox.Plan, str]:
         return plan, ""
     sandbox.cleanup(plan)
     plan = sandbox.Plan(False, limits=build_limits(timeout_s))
-    return plan, (f"the build ran as {os.geteuid() and 'this user' or 'root'} with rlimits only: {nvcc} cannot run "
-                  "as an unprivileged user here (install the CUDA toolkit where others can read it)")
+    return plan, (f"the build ran unconfined (rlimits only): {nvcc} cannot run as an unprivileged user here "
+                  "(install the CUDA toolkit where others can read it)")
 
 
 def _run(plan: sandbox.Plan, argv: list, timeout_s: float) -> NvccRun:

@@ -14,8 +14,8 @@ caches are read — i.e. after it opened everything it needs as root, and before
 /dev/shm and /run/lock, remounts every other filesystem read-only (device nodes, /proc and /sys stay as they
 are: the GPU stays usable), sets rlimits (file size, processes, CPU time, no core dumps), and switches to a
 dedicated uid/gid (one per evaluation, with no supplementary groups and no_new_privs). Caches the worker
-writes afterwards are staged in the private folder; the parent merges them (`merge_staged_cache`) after the
-worker exits, never following a link the candidate may have planted.
+writes afterwards are staged in the private folder; the parent merges them (staged_cache.py) after the worker
+exits, never following a link the candidate may have planted.
 
 What is contained depends on the machine, and is said: each missing piece is a printed notice, and the
 result records what held (`versions["sandbox"]`). WORKBENCH_SANDBOX=off turns containment off, =require
@@ -25,13 +25,11 @@ that user (notice). See docs/security.md for the threat model.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import pwd
 import re
 import resource
 import shutil
-import stat
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -155,76 +153,6 @@ def child_env(env: dict, p: Plan) -> dict:
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
-
-
-def merge_staged_cache(staged: Path, cache_dir: Path, max_bytes: int = 64 << 20) -> int:
-    """Merge what a contained worker staged (timing_cache.json entries, tensors/<hash>.pt) into the real cache.
-    The staged folder belongs to the candidate's uid: nothing there is followed or trusted beyond its shape.
-    Returns the number of entries and files taken."""
-    taken = 0
-    data = _read_plain(staged / "timing_cache.json", max_bytes)
-    entries = {}
-    if data:
-        try:
-            parsed = json.loads(data)
-        except (ValueError, RecursionError):
-            parsed = {}
-        if isinstance(parsed, dict):
-            entries = {k: v for k, v in parsed.items() if isinstance(k, str) and _is_entry(v)}
-    if entries:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        path = cache_dir / "timing_cache.json"
-        try:
-            on_disk = json.loads(path.read_text()) if path.exists() else {}
-        except (OSError, ValueError):
-            on_disk = {}
-        on_disk.update(entries)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(on_disk))
-        os.replace(tmp, path)
-        taken += len(entries)
-    tensors = staged / "tensors"
-    if _is_plain_dir(tensors):
-        for name in sorted(os.listdir(tensors))[:10_000]:
-            if not re.fullmatch(r"[0-9a-f]{32}\.pt", name):
-                continue
-            blob = _read_plain(tensors / name, max_bytes * 4)
-            if blob is None:
-                continue
-            target = cache_dir / "tensors" / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(blob)
-            os.replace(tmp, target)
-            taken += 1
-    return taken
-
-
-def _is_entry(value) -> bool:
-    return (isinstance(value, dict) and isinstance(value.get("stats"), dict)
-            and all(isinstance(v, (int, float)) or v is None or (isinstance(v, str) and len(v) < 200)
-                    for v in value["stats"].values())
-            and isinstance(value.get("extra", {}), dict))
-
-
-def _is_plain_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _read_plain(path: Path, limit: int) -> bytes | None:
-    """The bytes of a regular file reached without following a link, or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        return handle.read(limit)
 
 
 def describe_exit(returncode: int | None) -> str:
