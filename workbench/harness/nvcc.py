@@ -107,7 +107,7 @@ class ContainedBuild:
         self.timeout_s = timeout_s
         self.plan, self.notice = _contained_plan(nvcc, timeout_s)
         if not self.plan.dir:
-            self.plan.dir = tempfile.mkdtemp(prefix="workbench-build-")
+            self.plan.dir = tempfile.mkdtemp(prefix=f"workbench-build-{os.getpid()}-")
         self.work = Path(self.plan.dir)
 
     def __enter__(self) -> "ContainedBuild":

@@ -123,10 +123,31 @@ def plan(prefix: str, limits: Limits | None = None) -> Plan:
         return Plan(False, limits=limits, notices=[f"not started as root: the candidate runs as {_whoami()} "
                                                    "(only rlimits apply); start as root to contain it"])
     uid, gid = pick_ids()
-    directory = Path(tempfile.mkdtemp(prefix=f"workbench-{prefix}-"))
+    _remove_stale_dirs()
+    directory = Path(tempfile.mkdtemp(prefix=f"workbench-{prefix}-{os.getpid()}-"))
     os.chown(directory, uid, gid)
     os.chmod(directory, 0o700)
     return Plan(True, uid, gid, str(directory), limits)
+
+
+_stale_checked = False
+
+
+def _remove_stale_dirs() -> None:
+    """Private folders left by a harness process that was killed (its pid, in the name, is gone); once per process."""
+    global _stale_checked
+    if _stale_checked:
+        return
+    _stale_checked = True
+    for directory in Path(tempfile.gettempdir()).glob("workbench-*-*-*"):
+        pid = directory.name.split("-")[2]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                shutil.rmtree(directory, ignore_errors=True)
+            except PermissionError:
+                pass
 
 
 def cleanup(p: Plan) -> None:
