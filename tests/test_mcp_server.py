@@ -16,6 +16,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install -
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from workbench.harness.result_line import parse_result_lines  # noqa: E402
 from workbench.traces.writer import read_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +98,10 @@ def test_a_campaign_over_mcp_stdio(tmp_path):
     traces = tmp_path / "campaigns" / "c-mcp" / "traces"
     evaluations = read_table(traces, "evaluations")
     assert evaluations["eval_id"].nunique() == 4 and len(evaluations) == 4 * SMOKE_SCENARIOS
+    # each reply carries the harness's result line with the campaign's id: a transcript importer finds the run by it
+    lines = [parse_result_lines(reply) for reply in (first, second, third, fourth)]
+    assert all(len(found) == 1 and found[0]["campaign_id"] == "c-mcp" for found in lines)
+    assert [found[0]["eval_id"] for found in lines] == list(evaluations.sort_values("turn")["eval_id"].unique())
     assert set(evaluations["session_id"]) == {"c-mcp"}
     interventions = read_table(traces, "interventions").sort_values("turn")
     assert list(zip(interventions["turn"], interventions["trigger"], interventions["source"])) == [

@@ -17,6 +17,7 @@ from workbench.agent.loop import CampaignConfig
 from workbench.agent.standin import KnobEvaluator
 from workbench.traces import analysis as an
 from workbench.traces.importers import import_paths
+from workbench.traces.writer import read_table
 
 KERNEL_A = "// stand-in kernel\n#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\nint x;\n"
 KERNEL_B = KERNEL_A.replace("KEY_TILE 8 ", "KEY_TILE 16 ")        # x1.42 on the stand-in landscape (A: x1.06)
@@ -99,8 +100,9 @@ def test_the_transcript_and_the_campaign_are_one_timeline(agent_and_campaign, na
     traces = tmp_path / "traces"
     import_paths([service.ws.root], traces)
     import_paths([transcript], traces, arm="hybrid", campaign_id="c-join" if named else None)
-    if not named and not _transcript_runs_have_eval_ids(traces):
-        pytest.skip("this importer does not read eval ids from check_kernel output yet (issue 14's result line)")
+    # the transcript's copies of the runs carry the campaign's eval ids (the result line in every check reply)
+    transcript_runs = set(read_table(traces, "evaluations", "cc-session-1")["eval_id"])
+    assert transcript_runs == set(read_table(traces, "evaluations", "c-join")["eval_id"]) and len(transcript_runs) == 6
     a = an.analyze([traces])
 
     assert list(a.sessions["session_id"]) == ["c-join"]               # one session, not two
@@ -130,9 +132,3 @@ def test_without_a_transcript_the_campaign_stands_alone(agent_and_campaign):
     assert list(a.steering.sort_values("ts_us")["origin"]) == ["human", "bank"]
     assert a.gains.iloc[0]["message_text"] == PERSON_VIA_ASK
 
-
-def _transcript_runs_have_eval_ids(traces) -> bool:
-    from workbench.traces.writer import read_table
-    evaluations = read_table(traces, "evaluations", "cc-session-1")
-    campaign = read_table(traces, "evaluations", "c-join")
-    return len(evaluations) > 0 and set(evaluations["eval_id"]) <= set(campaign["eval_id"])

@@ -258,7 +258,7 @@ class CampaignService:
             from workbench.harness.check import check
             result = check(request, progress=progress)
         result.eval_id = result.eval_id or uuid.uuid4().hex[:12]
-        return format_result(result, sha), result, sha
+        return format_result(result, sha) + "\n" + campaign_text.result_line(result, self.ws.campaign_id), result, sha
 
     # ---- one call = one committed turn ----------------------------------------------------------------
     def _turn(self, tool: str, data: dict, run, claimed: str = "", notes: str = "",

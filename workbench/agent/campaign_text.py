@@ -3,6 +3,8 @@ the suite. Plain functions of the campaign's figures (campaign_service.py holds 
 """
 from __future__ import annotations
 
+import json
+
 from workbench.agent.interventions import Inquiry
 
 QUESTION_OPEN, QUESTION_CLOSE = "=== QUESTION", "=== END QUESTION ==="
@@ -60,3 +62,12 @@ def suite_text(name: str, scenarios: list) -> str:
     lines += [f"{s.name:<28} {s.batch:>3} {s.heads_q:>4} {s.heads_kv:>4} {s.seqlen_q:>6} {s.seqlen_k:>6} "
               f"{s.head_dim:>4} {str(bool(s.causal)).lower()}" for s in scenarios]
     return "\n".join(lines + [f"suite {name}: {len(scenarios)} scenarios"])
+
+
+def result_line(result, campaign_id: str) -> str:
+    """The harness's machine-readable `workbench-result:` line, with the campaign's id: what an importer of the
+    agent's own transcript finds the run by (traces/join.py links the transcript to the campaign through it)."""
+    from workbench.harness.result_line import RESULT_PREFIX, result_record
+
+    record = result_record(result) | {"campaign_id": campaign_id}
+    return f"{RESULT_PREFIX} {json.dumps(record, separators=(', ', ': '), allow_nan=False)}"
