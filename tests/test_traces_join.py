@@ -17,6 +17,7 @@ from workbench.agent.loop import CampaignConfig
 from workbench.agent.standin import KnobEvaluator
 from workbench.traces import analysis as an
 from workbench.traces.importers import import_paths
+from workbench.traces.report import build_report
 from workbench.traces.writer import read_table
 
 KERNEL_A = "// stand-in kernel\n#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\nint x;\n"
@@ -120,6 +121,8 @@ def test_the_transcript_and_the_campaign_are_one_timeline(agent_and_campaign, na
     assert gains.iloc[0]["geomean"] == pytest.approx(1.4217647 / 8, rel=1e-6)
     assert gains.iloc[0]["message_text"] == PERSON_VIA_ASK and gains.iloc[0]["preceded_by"] == "question"
     assert gains.iloc[0]["tool_index"] == 5                             # the agent's 5th call (after the Edit)
+    page = build_report([traces], tmp_path / "report.html").read_text()
+    assert "c-join" in page and "cc-session-1" not in page.split("<h2>Sessions</h2>")[1].split("<h2>")[0]
 
 
 def test_without_a_transcript_the_campaign_stands_alone(agent_and_campaign):
