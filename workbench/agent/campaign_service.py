@@ -38,7 +38,7 @@ from workbench.agent.interventions import Inquiry, Policy
 from workbench.agent.loop import CampaignConfig, new_campaign_id
 from workbench.agent.questions import TRIGGERS, load_bank
 from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
-from workbench.agent.tools import format_result
+from workbench.agent.tool_format import format_result
 from workbench.agent.workspace import KERNEL_FILE, Workspace, WorkspaceError
 
 EXTERNAL_AGENT = "external"             # sessions.agent of a campaign whose agent runs outside the workbench
