@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
 # Create .venv with everything the workbench and its tests need (CPU machine; idempotent).
-# torch is pinned to the CPU build that pip finds on this kind of machine; GPU machines use their own torch.
+#
+# torch: the CPU build, asked for by name. `torch==2.13.0` alone would let pip take PyPI's Linux wheel, which is
+# the CUDA build (several GB of CUDA libraries): a version pin does not choose a build. The CPU build is the
+# local version `2.13.0+cpu`; pip finds it in a wheel folder named by PIP_FIND_LINKS (the project's machines
+# keep one), else on PyTorch's CPU wheel index, which this script adds only when the first try finds nothing.
+# A GPU machine brings its own CUDA torch: set WORKBENCH_TORCH="" to leave torch alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+TORCH=${WORKBENCH_TORCH-torch==2.13.0+cpu}
+TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "setup: $("$PY" --version 2>&1) is too old: the workbench needs Python 3.11 or newer (set PYTHON=python3.11)" >&2
+  exit 2
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[dev,agent,notebook,ray,mcp]"
-# The real-browser notebook test drives Debian's Chromium (Playwright never downloads a browser here);
-# best effort: without it that one test is skipped with the reason.
+pip() { .venv/bin/python -m pip "$@"; }
+pip install -q --upgrade pip >/dev/null
+if [ -n "$TORCH" ] && ! .venv/bin/python -c 'import torch' 2>/dev/null; then
+  pip install -q "$TORCH" 2>/dev/null || pip install -q "$TORCH" --extra-index-url "$TORCH_CPU_INDEX"
+fi
+pip install -q -e ".[dev,agent,notebook,ray,mcp]"
+# The real-browser tests drive Debian's Chromium (Playwright never downloads a browser here);
+# best effort: without it those tests are skipped with the reason.
 if [ -z "${WORKBENCH_SKIP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
    && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "setup: chromium could not be installed; the browser test will be skipped"
+    || echo "setup: chromium could not be installed; the browser tests will be skipped"
 fi
-echo "setup: .venv ready ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"
+echo "setup: .venv ready ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)' 2>/dev/null \
+  || echo 'no torch'), $(.venv/bin/workbench --version))"

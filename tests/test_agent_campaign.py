@@ -266,11 +266,13 @@ def test_bad_cli_input_is_one_line(tmp_path, capsys):
                           "--evaluator", "standin"]) == 2
     assert campaign_main(["--root", str(tmp_path), "--kernel", "nope.cu", "--agent", "offline",
                           "--evaluator", "standin"]) == 2
-    assert campaign_main(["--root", str(tmp_path), "--min-gain", "0.5", "--agent", "offline",
-                          "--evaluator", "standin"]) == 2
+    with pytest.raises(SystemExit) as refused:          # argparse reads the number: refused before anything
+        campaign_main(["--root", str(tmp_path), "--min-gain", "0.5", "--agent", "offline", "--evaluator", "standin"])
+    assert refused.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and "budget item" in err[0] and "nope.cu not found" in err[1]
-    assert "--min-gain 0.5: use a factor of at least 1.0" in err[2]
+    assert len(err) == 3 and "budget item" in err[0] and "kernel file 'nope.cu' not found" in err[1]
+    assert "argument --min-gain: must be a number >= 1, got '0.5'" in err[2]
+    assert not any(tmp_path.iterdir())
 
 
 def test_worker_thread_start_and_stop(tmp_path):

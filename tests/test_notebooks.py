@@ -53,6 +53,11 @@ def test_notebook_runs_top_to_bottom(py, monkeypatch):
     if py.stem == "01_campaign":
         # the shipped recording is the H200 campaign: measured, so no demo label; replayed to its recorded end
         assert "replaying the recorded campaign" in text and "demo recording" not in text
-        assert "agent_finished" in text
+        # a person reads the log: the stop reason in words, the best as the status bar has it, no raw None/NaN
+        assert "Stopped: the agent has no more turns. 97 turns, 58 tool calls, best ×1.052" in text
+        assert "agent_finished" not in text
+        tables = [str(o["data"]["text/html"]) for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                  if "wb-table" in str(o.get("data", {}).get("text/html", ""))]
+        assert len(tables) == 2 and not any(">None<" in t or ">nan<" in t.lower() for t in tables)
         # the last section watches a campaign an outside agent runs (a stand-in demo here) to its stop condition
-        assert "a demo campaign (CPU stand-in timings" in text and "stop_condition_met: 4 calls" in text
+        assert "a demo campaign (CPU stand-in timings" in text and "Stopped: the stop condition holds. 4 calls" in text

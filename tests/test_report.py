@@ -121,3 +121,100 @@ def test_no_pyplot_anywhere(traces, tmp_path):
             "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT),
                                                                             "MPLBACKEND": "Agg"})
+
+
+# ---- data sources --------------------------------------------------------------------------------------
+def _text(html_: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html_))
+
+
+def _section(page: str, kind: str) -> str:
+    m = re.search(rf'<section class="source {kind}" id="source-{kind}">(.*?)</section>', page, re.S)
+    assert m, f"no {kind} section"
+    return m.group(1)
+
+
+def _cards(html_: str) -> dict:
+    return {k: v for v, k in re.findall(r'<div class="v">([^<]*)</div><div class="k">([^<]*)</div>', html_)}
+
+
+def test_report_keeps_fixtures_and_standins_out_of_the_headline(three_source_traces, tmp_path):
+    from workbench.traces.writer import read_table
+
+    page = build_report([three_source_traces], tmp_path / "r.html").read_text()
+    first_cards = re.search(r'<div class="cards headline">(.*?)</div></div>(?!<div class="card")', page, re.S)
+    assert first_cards and page.index('class="cards headline"') > page.index('id="source-campaign"')
+    headline = _cards(first_cards.group(1))
+    recorded = read_table(ROOT / "data" / "campaigns" / "c-offline-1" / "traces", "evaluations")
+    assert headline["sessions"] == "1" and headline["harness runs"] == str(recorded["eval_id"].nunique())
+    assert headline["messages from a person"] == "0" and headline["questions from the bank"] == "74"
+    campaign, fixture = _section(page, "campaign"), _section(page, "fixture")
+    assert 'id="source-imported"' not in page           # no real transcript was imported: no section for it
+    assert "c-offline-1" in campaign and "standin-demo" not in campaign and "cc-1" not in campaign
+    assert _cards(fixture)["sessions"] == "3"
+    assert "standin-demo" in fixture and "stand-in (not measured on a GPU)" in _text(fixture)
+    assert "test fixture" in _text(fixture) and "test fixtures" in _text(fixture)
+    assert "stand-in (CPU)" not in campaign and "GPU: NVIDIA H200 ·" in _text(campaign)
+    # a person's messages (the fixtures': tests/fixtures/transcripts/README.md) and bank questions counted apart
+    bank = read_table(three_source_traces, "interventions").query("source == 'bank'")
+    assert _cards(fixture)["messages from a person"] == "5"
+    assert _cards(fixture)["questions from the bank"] == str(len(bank[bank["session_id"] == "standin-demo"]))
+    # a question->gain table of 74 blank rows is folded under one line
+    assert "74 questions not followed by a gain" in _text(campaign)
+
+
+def test_standin_rows_are_marked(three_source_traces):
+    from workbench.traces.writer import read_table
+
+    evaluations = read_table(three_source_traces, "evaluations")
+    standin = evaluations[evaluations["session_id"] == "standin-demo"]
+    assert len(standin) and standin["is_standin"].all()
+    assert not evaluations[evaluations["session_id"] == "c-offline-1"]["is_standin"].fillna(False).any()
+    sessions = read_table(three_source_traces, "sessions").set_index("session_id")
+    assert sessions.loc["standin-demo", "is_standin"]
+
+
+def test_per_session_panels_count_what_fits(tmp_path):
+    from workbench.traces import analysis as an
+    from workbench.traces.report import _runs_for_plot
+
+    a = an.analyze([ROOT / "data" / "traces"], session_ids=["c-offline-1", "h200x2-evolve-original"])
+    runs, x_labels, y_labels = _runs_for_plot(a)
+    assert x_labels == {"c-offline-1": "tool calls", "h200x2-evolve-original": "evaluations"}
+    evo = runs[runs["session_id"] == "h200x2-evolve-original"]
+    assert list(evo["x"]) == list(range(1, len(evo) + 1))
+    fig = plots.best_so_far(runs, a.steering.assign(x=0, kind="question").iloc[:0], footer="f",
+                            x_labels=x_labels, y_labels=y_labels)
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert sorted(ax.get_xlabel() for ax in shown) == ["evaluations", "tool calls"]
+    assert all(ax.get_ylabel() == "geomean × FA3" for ax in shown)
+    assert not shown[0].get_shared_y_axes().joined(shown[0], shown[1])
+
+
+def test_an_unreadable_part_file_is_skipped_and_named(traces, tmp_path, capsys):
+    import shutil
+
+    root = tmp_path / "traces"
+    shutil.copytree(traces, root)
+    empty = root / "messages" / "cx-1" / "part-00007.parquet"
+    empty.write_bytes(b"")
+    truncated = root / "tool_calls" / "cc-1" / "part-00009.parquet"
+    truncated.write_bytes((next((root / "tool_calls" / "cc-1").glob("part-0000[0-6].parquet"))).read_bytes()[:200])
+    out = tmp_path / "r.html"
+    assert report_main([str(root), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {empty}: skipped" in err and f"warning: {truncated}: skipped" in err
+    assert str(empty) in out.read_text()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--threshold", "-0.5"], "argument --threshold: must be a fraction between 0 and 1"),
+    (["--threshold", "5"], "argument --threshold: must be a fraction between 0 and 1"),
+    (["-o", "{tmp}"], "is a directory; pass a file name"),
+])
+def test_report_refuses_bad_options_before_reading(traces, tmp_path, run_cli, args, needle):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    out = [] if "-o" in args else ["-o", str(tmp_path / "r.html")]
+    code, _, err = run_cli(["report", str(traces), *out, *args])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err
+    assert not (tmp_path / "r.html").exists()

@@ -136,3 +136,34 @@ def test_demo_recording_is_labelled_everywhere():
     assert render.is_standin(evaluations["gpu"].iloc[0])
     text = (REPO_ROOT / "notebooks" / "01_campaign.py").read_text()
     assert "demo recording: CPU stand-in evaluator, not GPU measurements" in text
+
+
+def _visible_ticks(ax, axis: str) -> list:
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    ticks = ax.get_xticks() if axis == "x" else ax.get_yticks()
+    labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
+    return [lab for t, lab in zip(ticks, labels) if min(lo, hi) <= t <= max(lo, hi)]
+
+
+@pytest.mark.parametrize("xs,ys", [([1], [1.0004]), ([3, 4], [1.0004, 1.0008]), ([2, 9, 30], [0.8, 1.05, 1.2])])
+def test_progress_axes_read_after_the_first_runs(xs, ys):
+    """No "+1" offset and 0.0000-0.0008 ticks after one run, no fractional or colliding tool-call ticks."""
+    import pandas as pd
+    from workbench import plots
+
+    runs = pd.DataFrame({"x": xs, "geomean": ys, "all_correct": [True] * len(xs), "best": pd.Series(ys).cummax()})
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = plots.campaign_progress(runs, pd.DataFrame(columns=["x", "trigger", "label"]), footer="f")
+    canvas = FigureCanvasAgg(fig)           # the renderer that to_png uses, to measure the labels as drawn
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    assert ax.yaxis.get_offset_text().get_text() == "" and ax.xaxis.get_offset_text().get_text() == ""
+    xlabels = _visible_ticks(ax, "x")
+    texts = [lab.get_text().replace("\u2212", "-") for lab in xlabels]
+    assert len(texts) >= 3 and all(t.lstrip("-").isdigit() for t in texts) and len(set(texts)) == len(texts)
+    boxes = [lab.get_window_extent(renderer) for lab in xlabels]
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), "x tick labels overlap"
+    ylabels = [float(lab.get_text().replace("\u2212", "-")) for lab in _visible_ticks(ax, "y")]
+    assert min(ylabels) <= min(ys) and max(ylabels) >= max(ys) * 0.98 and max(ylabels) - min(ylabels) >= 0.05

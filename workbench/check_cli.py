@@ -4,6 +4,10 @@ Prints a progress line per scenario, then the table and `key: value` geomean lin
 `workbench-result: {json}` line for programs (harness/result_line.py). Exit codes:
 0 stop condition met, 3 evaluated but not met, 1 candidate failed (build or verification),
 2 usage or environment error (bad suite, no GPU for verification and timing).
+
+Every argument is checked before anything is built (validate.py): a bad suite, stop predicate, kernel path or
+output path costs nothing and leaves nothing behind. A CPU stand-in's rows (`standin:NAME`) are written to the
+trace tables only when --traces names a folder: they are never measurements and must not sit beside GPU runs.
 """
 from __future__ import annotations
 
@@ -12,34 +16,41 @@ import datetime as dt
 import json
 import math
 import sys
+import time
 from pathlib import Path
 
+from workbench import cli, validate
+from workbench.cliargs import Parser, UsageError, count, number, refuse
 from workbench.harness.check import check
 from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult
 from workbench.harness.result_line import format_result_line
 from workbench.harness.scenarios import SuiteError
-from workbench.harness.stop import StopExprError, parse_stop
+from workbench.traces.sources import is_standin_result
 
 EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3
 DEFAULT_STOP = "all_correct"
+DEFAULT_TRACES = "data/traces"
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="workbench check", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="workbench check", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernel", help="candidate .cu file (or standin:NAME for a CPU stand-in)")
     p.add_argument("--suite", default="dev26", help="smoke | dev26 | full | path/to/suite.csv (default dev26)")
     p.add_argument("--baseline", default=None, help="kernel speedups are measured against (default: the original)")
     p.add_argument("--anchors", default=",".join(ANCHORS),
                    help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped (default: all)")
     p.add_argument("--stop", default=DEFAULT_STOP, help=f"stop predicate (default {DEFAULT_STOP!r})")
-    p.add_argument("--previous-best", type=float, default=None, help="best geomean vs original so far (jump flag)")
+    p.add_argument("--previous-best", type=number(above=0), default=None,
+                   help="best geomean vs original so far (jump flag)")
     p.add_argument("--arch", default="sm_90a", help="nvcc target, e.g. sm_90a or sm_100a")
     p.add_argument("--json", default=None, help="write the full SuiteResult as JSON here")
-    p.add_argument("--traces", default="data/traces", help="append evaluation rows here ('' to skip)")
+    p.add_argument("--traces", default=None,
+                   help=f"append evaluation rows here ('' to skip; default {DEFAULT_TRACES}, except for a CPU "
+                        "stand-in, whose rows are written only where --traces says)")
     p.add_argument("--cache-dir", default=None, help="build and timing cache (default ~/.cache/workbench)")
-    p.add_argument("--timeout", type=float, default=120.0, help="hard limit per scenario, seconds")
-    p.add_argument("--gpu", type=int, default=0, help="GPU index")
+    p.add_argument("--timeout", type=number(above=0, unit="seconds"), default=120.0,
+                   help="hard limit per scenario, seconds")
+    p.add_argument("--gpu", type=count(0), default=0, help="GPU index")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failing scenario")
     p.add_argument("--no-timing", action="store_true", help="verify only (no timing, no speedups)")
     p.add_argument("--campaign", metavar="ID", help="judge KERNEL inside campaign ID (artifact, trace rows, "
@@ -97,8 +108,9 @@ def timing_lines(result: SuiteResult) -> list[str]:
 def format_summary(result: SuiteResult) -> str:
     counts = result.counts()
     lines = [f"kernel: {result.kernel_path} (sha {result.kernel_sha[:12]})",
-             f"suite: {result.suite}  gpu: {result.gpu or '-'}  wall_s: {result.wall_s:.1f}",
-             "scenarios: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n)]
+             f"suite: {result.suite}  gpu: {result.gpu or '-'}  wall_s: {result.wall_s:.{1 if result.wall_s >= 10 else 2}f}"]
+    ran = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    lines.append(f"scenarios: {ran}" if ran else f"scenarios: none run ({result.status.replace('_', ' ')})")
     geomeans = result.geomeans()
     for name, value in geomeans.get("overall", {}).items():
         per_cat = ", ".join(f"{c} {_fmt(g.get(name), '.3f')}" for c, g in geomeans.items() if c != "overall")
@@ -146,6 +158,7 @@ def evaluation_rows(result: SuiteResult, session_id: str, call_id: str | None = 
             "geomean_vs_original": variables["geomean_vs_original"], "geomean_vs_fa3": variables["geomean_vs_fa3"],
             "all_correct": result.all_correct, "stop_met": result.stop_met, "flags": ",".join(r.flags),
             "gpu": result.gpu, "versions_json": json.dumps(result.versions), "ts": now,
+            "is_standin": is_standin_result(result.kernel_path, result.gpu, result.versions),
         })
     return rows
 
@@ -159,42 +172,62 @@ def write_traces(result: SuiteResult, traces_dir: str) -> str:
     writer.append("sessions", [{"session_id": session_id, "source": "workbench", "agent": "none", "started_at": now,
                                 "ended_at": now, "kernel_path": result.kernel_path, "suite": result.suite,
                                 "stop_expr": result.stop_expr, "gpu": result.gpu,
+                                "is_standin": is_standin_result(result.kernel_path, result.gpu, result.versions),
                                 "stop_reason": "stop met" if result.stop_met else result.status}])
     writer.append("evaluations", evaluation_rows(result, session_id))
     return session_id
 
 
+def validate_request(args) -> tuple[str, ...]:
+    """Everything checkable before the build (validate.py); returns the anchors. Raises UsageError."""
+    validate.kernel(args.kernel, "kernel", standin_ok=True)
+    if args.baseline not in (None, "", "none"):
+        validate.kernel(args.baseline, "--baseline", standin_ok=True)
+    anchors = tuple(a.strip() for a in args.anchors.split(",") if a.strip())
+    unknown = [a for a in anchors if a not in ANCHORS]
+    if unknown:
+        raise UsageError(f"--anchors: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(ANCHORS)}")
+    validate.stop(args.stop)
+    validate.suite(args.suite, warn=lambda line: print(f"workbench check: warning: {line}", file=sys.stderr))
+    validate.output_file(args.json, "--json")
+    validate.output_dir(DEFAULT_TRACES if args.traces is None else args.traces, "--traces")
+    if args.cache_dir:
+        validate.output_dir(args.cache_dir, "--cache-dir")
+    return anchors
+
+
+def traces_target(args, result: SuiteResult) -> tuple[str, str]:
+    """(folder to append the rows to or '', why not when '')."""
+    if args.traces == "":
+        return "", ""
+    if args.traces is None and is_standin_result(result.kernel_path, result.gpu, result.versions):
+        return "", (f"not written: a CPU stand-in's results are not measurements (pass --traces DIR to keep them "
+                    f"apart from {DEFAULT_TRACES})")
+    return args.traces or DEFAULT_TRACES, ""
+
+
 def main(argv=None) -> int:
+    # wall_s is the run's time as a person measures it: from `workbench check` starting, so the harness's
+    # start-up (torch, CUDA) counts too; a cached build and no GPU can leave the check itself at 0.02 s
+    started = cli.launched_at or time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a == "--campaign" or a.startswith("--campaign=") for a in argv):
         from workbench.agent.external_cli import check_main as check_in_campaign   # an outside agent's campaign
         return check_in_campaign(argv)
     args = parse_args(argv)
-    kernel = args.kernel
-    if not kernel.startswith("standin:") and not Path(kernel).is_file():
-        print(f"workbench check: kernel file {kernel!r} not found; pass a .cu path "
-              f"(e.g. kernels/attn_fwd/original.cu)", file=sys.stderr)
-        return EXIT_USAGE
-    anchors = tuple(a.strip() for a in args.anchors.split(",") if a.strip())
-    unknown = [a for a in anchors if a not in ANCHORS]
-    if unknown:
-        print(f"workbench check: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(ANCHORS)}",
-              file=sys.stderr)
-        return EXIT_USAGE
     try:
-        parse_stop(args.stop)
-    except StopExprError as err:
-        print(f"workbench check: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    request = CheckRequest(kernel_path=kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
+        anchors = validate_request(args)
+    except UsageError as err:
+        return refuse("workbench check", err)
+    request = CheckRequest(kernel_path=args.kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
                            stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
                            cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu,
                            fail_fast=args.fail_fast, timing=not args.no_timing)
     try:
         result = check(request, progress=lambda line: print(line, flush=True))
     except SuiteError as err:
-        print(f"workbench check: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return refuse("workbench check", err)
+    result.wall_s = time.monotonic() - started
     if result.build.get("resources"):
         from workbench.harness.build import BuildResult
         print(BuildResult.from_dict(result.build).resource_table())
@@ -206,9 +239,12 @@ def main(argv=None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(result.to_json())
-    if args.traces and result.status == "evaluated":
-        session_id = write_traces(result, args.traces)
-        print(f"traces: {args.traces} (session {session_id})")
+    traces, why_not = traces_target(args, result)
+    if traces and result.status == "evaluated":
+        session_id = write_traces(result, traces)
+        print(f"traces: {traces} (session {session_id})")
+    elif why_not and result.status == "evaluated":
+        print(f"traces: {why_not}")
     print(format_result_line(result), flush=True)      # last, for programs reading this stdout (result_line.py)
     return exit_code(result)
 

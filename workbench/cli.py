@@ -8,6 +8,20 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+import time
+
+from workbench import __version__
+
+# What to install for an optional module a subcommand needs (pyproject.toml's extras; torch is chosen by hand).
+INSTALL_HINTS = {
+    "torch": "pip install torch==2.13.0 for the CPU build from this machine's wheels, or your CUDA build on a GPU "
+             "machine (bash scripts/setup.sh does the CPU one)",
+    "anthropic": "pip install -e '.[agent]'",
+    "ipywidgets": "pip install -e '.[notebook]'", "jupyterlab": "pip install -e '.[notebook]'",
+    "ray": "pip install -e '.[ray]'", "mcp": "pip install -e '.[mcp]'",
+}
+DEFAULT_HINT = "bash scripts/setup.sh installs every part the tests use"
+launched_at = None          # when this command started: `workbench check` counts its start-up in wall_s
 
 SUBCOMMANDS = {
     "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
@@ -27,17 +41,23 @@ UNWRAPPED_OUTPUT = ("mcp",)
 
 
 def usage() -> str:
-    lines = ["usage: workbench <command> [options]", "", "commands:"]
+    lines = [f"workbench {__version__}", "usage: workbench <command> [options]   (workbench --version)", "",
+             "commands:"]
     lines += [f"  {name:<11} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
     lines += ["", "`workbench <command> --help` shows a command's options."]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    global launched_at
+    launched_at = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
         return 0 if argv else 2
+    if argv[0] in ("--version", "-V"):
+        print(f"workbench {__version__}")
+        return 0
     name, rest = argv[0], argv[1:]
     if name not in SUBCOMMANDS:
         print(f"workbench: unknown command {name!r}; run `workbench --help` for the list", file=sys.stderr)
@@ -46,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        print(f"workbench {name}: needs the Python package {err.name!r}, which is not installed "
-              f"(pip install -e '.[agent,notebook,ray,mcp]' installs every optional part)", file=sys.stderr)
+        top = (err.name or "").split(".")[0]
+        print(f"workbench {name}: needs the Python package {top!r}, which is not installed; "
+              f"{INSTALL_HINTS.get(top, DEFAULT_HINT)}", file=sys.stderr)
         return 2
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
     from workbench.redaction import redacted_output
@@ -63,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"workbench {name}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        launched_at = None
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":         # `python -m workbench.cli`: run the module the subcommands import, not this copy
+    from workbench import cli
+    sys.exit(cli.main())

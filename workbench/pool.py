@@ -27,11 +27,11 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional
 
+from workbench.cliargs import count
 from workbench.harness.result import CheckRequest, SuiteResult
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -404,5 +404,5 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where candidates are judged: local GPUs (default) or a Ray cluster")
     parser.add_argument("--ray-address", default=None,
                         help="Ray cluster address (e.g. ray://head:10001 or auto); default: start a local instance")
-    parser.add_argument("--slots", type=int, default=None,
+    parser.add_argument("--slots", type=count(1), default=None,
                         help="candidates judged at once (default: one per GPU; 2 on a machine without one)")

@@ -1,6 +1,8 @@
 """A real browser: JupyterLab on localhost, notebooks/01_campaign opened in headless Chromium (Debian's, driven by
 Playwright), all cells run in replay mode; the transcript, a question banner, the table and a figure must be
-visible. Saves docs/notebook_screenshot.png when WORKBENCH_UPDATE_SCREENSHOT=1 (a temp file otherwise).
+visible. From the first frame on, no image is ever shown broken (a placeholder holds the figures' place until the
+first harness run); the progress plot's tick labels read as plain numbers after one run; "best" is one figure in the
+status bar, the run table, the notebook's text and the printed summary; no raw None/NaN reaches a table. Saves docs/notebook_screenshot.png when WORKBENCH_UPDATE_SCREENSHOT=1 (a temp file otherwise).
 
     .venv/bin/python -m pytest tests/browser -q
 
@@ -32,6 +34,22 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 1680, "height": 1050}
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
+BEST = "×1.052"                 # c-offline-1's best kernel as first timed (data/campaigns/c-offline-1/README.md)
+# Samples the page every 50 ms from its first frame: a displayed widget image that finished loading with no pixels
+# is a broken-image icon; the first progress plot's tooltip (its tick labels in words) is kept as it was then.
+WATCH_IMAGES = """
+window.__wb = {broken: [], placeholderSeen: false, firstTicks: null};
+setInterval(() => {
+  for (const img of document.querySelectorAll('img.widget-image')) {
+    const shown = img.offsetParent !== null && getComputedStyle(img).display !== 'none';
+    if (shown && img.complete && img.naturalWidth === 0) window.__wb.broken.push(img.className);
+  }
+  if ([...document.querySelectorAll('.wb-placeholder')].some(p => p.offsetParent !== null))
+    window.__wb.placeholderSeen = true;
+  const titled = [...document.querySelectorAll('img.widget-image[title]')].find(i => i.title.startsWith('x ('));
+  if (titled && window.__wb.firstTicks === null) window.__wb.firstTicks = titled.title;
+}, 50);
+"""
 
 
 def _missing() -> str:
@@ -97,6 +115,7 @@ def test_campaign_notebook_in_chromium(lab):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         page = browser.new_page(viewport=VIEWPORT)
+        page.add_init_script(WATCH_IMAGES)
         page.goto(f"{lab['base']}/lab/tree/{NOTEBOOK.name}?token={lab['token']}")
         page.wait_for_selector(".jp-Notebook", timeout=90_000)
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand("
@@ -142,6 +161,28 @@ def test_campaign_notebook_in_chromium(lab):
             img.scroll_into_view_if_needed()
             expect(img).to_be_visible()
             assert img.evaluate("el => el.naturalWidth") > 300
+
+        # no broken image at any time; the placeholder was there before the first harness run
+        watch = page.evaluate("window.__wb")
+        assert watch["broken"] == [] and watch["placeholderSeen"], watch
+        assert page.locator(".wb-placeholder").first.is_hidden()
+        # the progress plot after its first run: plain numbers, no offset, integer tool calls without duplicates
+        first = watch["firstTicks"]
+        x_part, y_part = first.split(" · ")
+        x_ticks = x_part.split(": ", 1)[1].split(", ")
+        y_ticks = [float(t) for t in y_part.split(": ", 1)[1].split(", ")]
+        assert "offset" not in first and len(x_ticks) >= 3 and len(set(x_ticks)) == len(x_ticks), first
+        assert all(t.lstrip("-").isdigit() for t in x_ticks) and 0.5 < min(y_ticks) < max(y_ticks) < 2, first
+        # one "best": status bar, the printed summary, the notebook's text, the run table's last row
+        status = page.locator(".wb-status-widget .wb-status").first.inner_text()
+        assert f"best {BEST} original" in " ".join(status.split())
+        outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
+        assert any(f"best {BEST} vs the original" in o for o in outputs)
+        assert page.locator(".jp-MarkdownOutput", has_text="best x1.052").count() >= 1
+        runs_table = page.locator(".jp-OutputArea-output table.wb-table").last
+        assert runs_table.locator("tbody tr").last.locator("td").nth(8).inner_text() == BEST
+        for cell in page.locator(".jp-OutputArea-output table td").all_inner_texts():
+            assert cell.strip() not in ("None", "nan", "NaN"), cell
 
         # the screenshot: the workbench output from its top to the end of the table, the chat at its latest
         output = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).first

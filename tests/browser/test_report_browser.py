@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts" / "realistic"
 SCREENSHOT = (ROOT / "docs" / "report_screenshot.png" if os.environ.get("WORKBENCH_UPDATE_SCREENSHOT")
               else Path(tempfile.gettempdir()) / "workbench_report_screenshot.png")
+SOURCES_SCREENSHOT = (ROOT / "docs" / "report_sources_screenshot.png" if os.environ.get("WORKBENCH_UPDATE_SCREENSHOT")
+                      else Path(tempfile.gettempdir()) / "workbench_report_sources_screenshot.png")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CLAUDE_SESSION = "5b0f7c52-8d1e-4c3a-9f6e-2a7d41c0e9b3"
 
@@ -85,3 +87,40 @@ def test_report_in_chromium(report):
                         clip={"x": 0, "y": 0, "width": 1280, "height": int(bottom) + 32})
         browser.close()
     assert SCREENSHOT.stat().st_size > 50_000
+
+
+def test_report_sections_in_chromium(three_source_traces, tmp_path):
+    """One trace root holding a recorded H200 campaign, a CPU stand-in campaign and the imported test fixtures:
+    each source has its own section, the headline cards count the recorded campaign only, every figure loads.
+    Saves docs/report_sources_screenshot.png when WORKBENCH_UPDATE_SCREENSHOT=1."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    from playwright.sync_api import expect, sync_playwright
+
+    out = build_report([three_source_traces], tmp_path / "report.html", title="Intervention statistics: three sources")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(out.as_uri())
+        campaign, fixture = page.locator("#source-campaign"), page.locator("#source-fixture")
+        expect(campaign.locator("h2")).to_have_text("Recorded campaigns · 1 session")
+        expect(fixture.locator("h2")).to_have_text("Test fixtures, demos and stand-in data · 3 sessions")
+        assert page.locator("#source-imported").count() == 0
+        headline = page.locator(".cards.headline")
+        assert headline.count() == 1
+        cards = dict(zip(headline.locator(".k").all_inner_texts(), headline.locator(".v").all_inner_texts()))
+        assert cards["sessions"] == "1" and cards["questions from the bank"] == "74"
+        expect(fixture.locator(".note")).to_contain_text("test fixtures")
+        expect(fixture.locator("td", has_text="stand-in (not measured on a GPU)")).to_be_visible()
+        images = page.locator("img")
+        assert images.count() == 8           # four figures per section
+        for i in range(images.count()):
+            assert images.nth(i).evaluate("el => el.complete && el.naturalWidth > 300")
+        # the screenshot: the page from its top through the campaign section's first figure
+        figure = campaign.locator("img").first.bounding_box()
+        SOURCES_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SOURCES_SCREENSHOT), clip={"x": 0, "y": 0, "width": 1280,
+                                                     "height": figure["y"] + figure["height"] + 16}, full_page=True)
+        browser.close()
+    assert SOURCES_SCREENSHOT.stat().st_size > 50_000

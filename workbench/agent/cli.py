@@ -7,13 +7,14 @@
     workbench campaign --pool ray --ray-address auto ...      # harness runs as Ray tasks (workbench.pool)
     workbench experiment --modes tools_only,bank --repeats 3 --budget tool_calls=60
 
+Every request is validated before a campaign folder exists or a turn is paid for: the kernel, suite, stop
+predicate, budget and every numeric option (workbench/validate.py); a refusal is one line and exit 2.
 The log is one readable line per event: turns, tool calls, harness results with the best so far,
 interventions with their trigger. Without an API key the agent is the offline scripted baseline, which needs
 a GPU for the harness; without a GPU either, the sample campaign is replayed instead (replay works anywhere).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -22,13 +23,15 @@ import time
 from pathlib import Path
 from typing import Optional, TextIO
 
+from workbench import validate
 from workbench.agent.backends import BackendError, make_backend
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
-                                    MessageDone, Notice, ToolCallFinished, TriggerDetected)
+from workbench.agent.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
+                                    InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
 from workbench.agent.interventions import MODES, PolicyConfig
 from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
                                   problem_ceiling)
 from workbench.agent.workspace import WorkspaceError
+from workbench.cliargs import Parser, count, number, refuse
 from workbench.locks import LockHeld
 from workbench.redaction import redacted_output
 
@@ -89,7 +92,9 @@ class LogPrinter:
             self._p(f"  ! {e.text}")
         elif isinstance(e, CampaignStopped):
             cost = f", ${e.cost_usd:.2f}" if e.cost_usd else ""
-            self._p(f"stopped: {e.reason}{' (' + e.detail + ')' if e.detail else ''} after {e.turn} turns, "
+            said = STOP_REASONS.get(e.reason, "")
+            self._p(f"stopped: {e.reason}{' (' + e.detail + ')' if e.detail else ''}{': ' + said if said else ''} "
+                    f"after {e.turn} turns, "
                     f"{e.tool_calls} tool calls, {e.wall_s:.0f} s; best {_x(e.best_vs_original)} vs original, "
                     f"{_x(e.best_vs_fa3)} vs FA3 ({e.best_sha[:12] or 'none'}); {e.tokens} tokens{cost}")
 
@@ -137,7 +142,7 @@ def make_evaluator(name: str):
     return None         # the real harness (tools.default_evaluator)
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(parser: Parser) -> None:
     parser.add_argument("--kernel", help=f"starting kernel (default {DEFAULT_KERNEL})")
     parser.add_argument("--suite", help="suite name or CSV (default dev26)")
     parser.add_argument("--agent", help="claude | offline | replay:PATH[#SESSION] (default: claude with an API "
@@ -149,17 +154,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", default="campaigns", help="where campaign folders live (default %(default)s)")
     parser.add_argument("--evaluator", choices=("harness", "standin"), default="harness",
                         help="standin: made-up CPU timings from the kernel's knobs (demos, no GPU)")
-    parser.add_argument("--stall-runs", type=int, default=PolicyConfig.stall_runs)
-    parser.add_argument("--stall-calls", type=int, default=PolicyConfig.stall_calls)
-    parser.add_argument("--min-gain", type=float, default=PolicyConfig.min_gain,
+    parser.add_argument("--stall-runs", type=count(1), default=PolicyConfig.stall_runs,
+                        help="harness runs without a new best that make a stall (default %(default)s)")
+    parser.add_argument("--stall-calls", type=count(1), default=PolicyConfig.stall_calls,
+                        help="tool calls without a harness run that make a stall (default %(default)s)")
+    parser.add_argument("--min-gain", type=number(at_least=1.0), default=PolicyConfig.min_gain,
                         help="a new best must beat the best so far by more than this factor (default %(default)s: "
                              "timing noise)")
     parser.add_argument("--seed", type=int, default=0)
 
 
 def _config(args, mode: str, agent: str, campaign_id: str = "", arm: str = "") -> CampaignConfig:
-    if not args.min_gain >= 1.0:
-        raise ValueError(f"--min-gain {args.min_gain}: use a factor of at least 1.0 (1.02 = 2 %)")
     policy = PolicyConfig(stall_runs=args.stall_runs, stall_calls=args.stall_calls, min_gain=args.min_gain,
                           **problem_ceiling())
     return CampaignConfig(kernel_path=args.kernel or DEFAULT_KERNEL, suite=args.suite or "dev26", mode=mode,
@@ -168,13 +173,23 @@ def _config(args, mode: str, agent: str, campaign_id: str = "", arm: str = "") -
                           budget=Budget.parse(args.budget), policy=policy, seed=args.seed, arm=arm)
 
 
+def validate_config(config: CampaignConfig, kernel_given: bool = True) -> None:
+    """Everything a campaign will read, checked before its folder is made (raises UsageError)."""
+    if kernel_given:
+        validate.kernel(config.kernel_path)
+    validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr))
+    validate.stop(config.stop_expr)
+    validate.text_file(config.bank_path, "question bank", "question bank")
+    validate.output_dir(config.root, "--root")
+
+
 def _backend(agent: str, args):
     return make_backend(agent, model=args.model, base_url=args.base_url, seed=args.seed)
 
 
 # ---- workbench campaign --------------------------------------------------------------------------------
 def campaign_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workbench campaign", description=__doc__.splitlines()[0])
+    parser = Parser(prog="workbench campaign", description=__doc__.splitlines()[0])
     _add_common(parser)
     parser.add_argument("--mode", choices=MODES, default=None, help="question mode (default bank)")
     parser.add_argument("--id", default="", help="campaign id (default: time-mode-random)")
@@ -185,9 +200,8 @@ def campaign_main(argv: list[str] | None = None) -> int:
     with redacted_output():                   # the log echoes tool inputs and outputs: keys never reach it
         try:
             return _campaign(args)
-        except (BackendError, WorkspaceError, ValueError, PoolError, LockHeld) as err:
-            print(f"workbench campaign: {err}", file=sys.stderr)
-            return 2
+        except (BackendError, WorkspaceError, ValueError, PoolError, LockHeld) as err:   # UsageError: a ValueError
+            return refuse("workbench campaign", err)
 
 
 def _campaign(args) -> int:
@@ -200,10 +214,11 @@ def _campaign(args) -> int:
             print(f"workbench campaign: no campaign {args.resume!r} under {args.root}", file=sys.stderr)
             return 2
         agent = args.agent or config.get("agent", "offline")
+        budget = Budget.parse(args.budget, Budget.recorded(config.get("budget", {}))) if args.budget else None
         evaluator, pool = _pooled(args, evaluator, agent)
         campaign = Campaign.resume(args.resume, _backend(agent, args), root=args.root, evaluator=evaluator)
-        if args.budget:
-            campaign.config.budget = Budget.parse(args.budget, campaign.config.budget)
+        if budget is not None:
+            campaign.config.budget = budget
         return _run(campaign, printer, pool)
 
     # a Ray cluster brings its own GPUs: whether this machine has one does not matter then
@@ -227,6 +242,7 @@ def _campaign(args) -> int:
     if agent.startswith("replay:"):   # the recording's idle-turn rule, unless --budget names another
         recorded_idle = Budget.recorded(recorded.get("budget", {})).idle_turns
         config.budget = Budget.parse(args.budget, base=Budget(idle_turns=recorded_idle))
+    validate_config(config, kernel_given=kernel_text is None)
     evaluator, pool = _pooled(args, evaluator, agent)
     campaign = Campaign.create(config, backend, evaluator=evaluator, kernel_text=kernel_text)
     return _run(campaign, printer, pool)
@@ -261,19 +277,18 @@ def experiment_main(argv: list[str] | None = None) -> int:
 
 
 def _experiment_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workbench experiment",
-                                     description="A/B comparison of campaign modes, e.g. tools_only vs bank")
+    parser = Parser(prog="workbench experiment",
+                    description="A/B comparison of campaign modes, e.g. tools_only vs bank")
     _add_common(parser)
     parser.add_argument("--modes", default="tools_only,bank", help="comma-separated arms (default %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=count(1), default=3, help="campaigns per arm (default %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="print every campaign's full log")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     bad = [m for m in modes if m not in MODES or m == "human"]
-    if bad:
-        print(f"workbench experiment: arm(s) {bad} cannot run unattended; use {', '.join(m for m in MODES if m != 'human')}",
-              file=sys.stderr)
-        return 2
+    if bad or not modes:
+        return refuse("workbench experiment", f"--modes: arm(s) {bad or 'none'} cannot run unattended; use "
+                                              f"{', '.join(m for m in MODES if m != 'human')}")
     if args.agent and args.agent.startswith("replay:"):
         print("workbench experiment: a replay is one recorded session, not an arm; use claude or offline",
               file=sys.stderr)
@@ -284,6 +299,10 @@ def _experiment_main(argv: list[str] | None = None) -> int:
               "workbench experiment: no API key and no GPU: an experiment needs a live agent; run it on the GPU "
               "machine or pass --evaluator standin for a CPU dry run", file=sys.stderr)
         return 2
+    try:
+        validate_config(_config(args, modes[0], agent))
+    except ValueError as err:
+        return refuse("workbench experiment", err)
     if note:
         print(note)
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from workbench.agent.interventions import PolicyConfig
 from workbench.agent.questions import DEFAULT_BANK
+from workbench.cliargs import UsageError, budget_count, budget_dollars, budget_seconds
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
@@ -21,6 +22,9 @@ DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
 PROBLEM_FILE = REPO_ROOT / "kernels" / "attn_fwd" / "problem.toml"
 
 NO_IDLE_LIMIT = 1_000_000
+BUDGET_KEYS = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",
+               "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns",
+               "idle": "idle_turns", "idle_turns": "idle_turns"}
 
 
 @dataclass
@@ -42,25 +46,21 @@ class Budget:
 
     @classmethod
     def parse(cls, text: str, base: "Budget | None" = None) -> "Budget":
-        """'tool_calls=200,tokens=5e6,wall=2h,usd=20,turns=100' (any subset) over `base`."""
+        """'tool_calls=200,tokens=5e6,wall=2h,usd=20,turns=100' (any subset) over `base`. Raises UsageError
+        (a ValueError) naming the item, for an unknown key or a value that is not > 0."""
         budget = Budget(**asdict(base)) if base else cls()
-        aliases = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",
-                   "wall_s": "wall_s", "time": "wall_s", "usd": "usd", "dollars": "usd", "turns": "turns",
-                   "idle": "idle_turns", "idle_turns": "idle_turns"}
         for item in filter(None, (p.strip() for p in (text or "").split(","))):
             key, sep, value = item.partition("=")
-            if not sep or key.strip() not in aliases:
-                raise ValueError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, turns=N, "
-                                 f"idle=N")
-            field_name, value = aliases[key.strip()], value.strip().lower().lstrip("$")
+            if not sep or key.strip() not in BUDGET_KEYS:
+                raise UsageError(f"budget item {item!r}: use tool_calls=N, tokens=N, wall=2h|30m|90s, usd=X, "
+                                 f"turns=N, idle=N")
+            field_name = BUDGET_KEYS[key.strip()]
             if field_name == "wall_s":
-                scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(value[-1:], None)
-                seconds = float(value[:-1]) * scale if scale else float(value)
-                budget.wall_s = seconds
+                budget.wall_s = budget_seconds(item, value)
             elif field_name == "usd":
-                budget.usd = float(value)
+                budget.usd = budget_dollars(item, value)
             else:
-                setattr(budget, field_name, int(float(value)))
+                setattr(budget, field_name, budget_count(item, key.strip(), value))
         return budget
 
 

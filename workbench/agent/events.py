@@ -18,6 +18,20 @@ from typing import Any, Callable, Optional
 
 log = logging.getLogger(__name__)
 
+# Why a campaign (or an evolution run) stopped, in words, for logs, the notebook and the report.
+STOP_REASONS = {
+    "stop_condition_met": "the stop condition holds", "stopped_by_user": "stopped by you",
+    "agent_finished": "the agent has no more turns", "backend_error": "the agent backend failed",
+    "internal_error": "a workbench error ended it", "interrupted": "interrupted",
+    "budget_turns": "the turn budget is spent", "budget_tool_calls": "the tool-call budget is spent",
+    "budget_tokens": "the token budget is spent", "budget_usd": "the cost budget is spent",
+    "budget_wall_time": "the time budget is spent",
+    "budget_idle_turns": "the agent went several turns without a tool call",
+    "budget_evaluations": "the evaluation budget is spent", "generations_done": "the last generation is done",
+    "seed_not_correct": "the seed kernel is not correct", "exhausted": "every mutation was rejected",
+    "stopped_watching": "you stopped watching (the outside agent may go on)",
+}
+
 
 @dataclass
 class Usage:

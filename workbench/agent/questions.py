@@ -7,7 +7,6 @@ the stack it points at; the intervention policy picks by trigger and prefers lay
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import re
@@ -15,6 +14,8 @@ import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from workbench.cliargs import Parser
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BANK = REPO_ROOT / "question_bank.csv"
@@ -56,26 +57,34 @@ class BankError(ValueError):
     pass
 
 
-def load_bank(path: str | Path = DEFAULT_BANK) -> list[Question]:
+def load_bank(path: str | Path = DEFAULT_BANK, warn=None) -> list[Question]:
+    """The questions of a bank CSV; `warn` is told about columns the bank format does not know (ignored)."""
+    from workbench.harness.scenarios import decode_utf8
+
     path = Path(path)
     if not path.exists():
         raise BankError(f"{path}: question bank not found")
+    if path.is_dir():
+        raise BankError(f"{path}: is a directory; pass the question bank CSV file")
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise BankError(f"{path}: not UTF-8 (byte {err.start}); save it as UTF-8") from None
-    with io.StringIO(text, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise BankError(f"{path}: missing column(s) {missing}; expected {', '.join(COLUMNS)}")
-        questions = []
-        for line, row in enumerate(reader, start=2):
-            q = Question(**{c: (row.get(c) or "").strip() for c in COLUMNS})
-            problem = validate(q)
-            if problem:
-                raise BankError(f"{path}:{line}: {problem}")
-            questions.append(q)
+        text = decode_utf8(path.read_bytes(), path, "question bank")
+    except UnicodeError as err:
+        raise BankError(str(err)) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise BankError(f"{path}: missing column(s) {missing}; expected {', '.join(COLUMNS)}")
+    unknown = [c for c in reader.fieldnames if c not in COLUMNS]
+    if unknown and warn:
+        warn(f"{path}:1: unknown column(s) {', '.join(map(repr, unknown))} ignored; the columns are "
+             f"{','.join(COLUMNS)}")
+    questions = []
+    for line, row in enumerate(reader, start=2):
+        q = Question(**{c: (row.get(c) or "").strip() for c in COLUMNS})
+        problem = validate(q)
+        if problem:
+            raise BankError(f"{path}:{line}: {problem}")
+        questions.append(q)
     ids = [q.id for q in questions]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
@@ -159,7 +168,7 @@ def promotion_candidates(bank: list[Question], trace_roots=DEFAULT_TRACE_ROOTS) 
 
 # ---- CLI ----------------------------------------------------------------------------------------------
 def bank_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workbench bank", description=__doc__.splitlines()[0])
+    parser = Parser(prog="workbench bank", description=__doc__.splitlines()[0])
     parser.add_argument("--bank", default=str(DEFAULT_BANK), help="question bank CSV (default: %(default)s)")
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("list", help="print the questions")
@@ -176,7 +185,7 @@ def bank_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        bank = load_bank(args.bank)
+        bank = load_bank(args.bank, warn=lambda line: print(f"workbench bank: warning: {line}", file=sys.stderr))
     except BankError as err:
         print(f"workbench bank: {err}", file=sys.stderr)
         return 2

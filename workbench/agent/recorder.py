@@ -16,6 +16,7 @@ from pathlib import Path
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
                                     MessageDone, ToolCallFinished, TurnCommitted)
 from workbench.redaction import redact_pieces
+from workbench.traces.sources import is_standin_result
 from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts, write_parquet_durable
 
 OUTPUT_TEXT_CHARS = 30_000
@@ -111,12 +112,15 @@ class TraceRecorder:
         r = e.result
         if r.gpu:
             self.info["gpu"] = r.gpu
+        standin = is_standin_result(r.kernel_path, r.gpu, r.versions)
+        if standin:
+            self.info["is_standin"] = True       # one made-up number makes the session a stand-in session
         variables = r.stop_variables() if r.rows else {}
         common = {"eval_id": e.eval_id, "call_id": e.call_id, "turn": e.turn, "kernel_sha": e.kernel_sha,
                   "suite": r.suite, "geomean_vs_original": _nan_to_none(variables.get("geomean_vs_original")),
                   "geomean_vs_fa3": _nan_to_none(variables.get("geomean_vs_fa3")), "all_correct": r.all_correct,
                   "stop_met": r.stop_met, "suite_flags": ",".join(r.flags), "gpu": r.gpu,
-                  "versions_json": json.dumps(r.versions), "ts": utc(e.ts)}
+                  "versions_json": json.dumps(r.versions), "ts": utc(e.ts), "is_standin": standin}
         if not r.rows:      # build failure, forbidden source, crash: one row says so
             self.buffer["evaluations"].append(dict(common, status=r.status, reason=r.status, detail=r.error))
             return

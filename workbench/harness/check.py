@@ -168,6 +168,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                 info.update(event)
                 done = True
         proc.wait(timeout=30)
+        stream.thread.join(timeout=10)      # the pipe is at its end once the worker is gone
+        proc.stdout.close()
     tail = _stderr_tail(err_path)
     os.unlink(err_path)
     if current and current not in rows:

@@ -7,14 +7,15 @@ Bad rows are refused with the file, the line and the reason, never half-loaded.
 from __future__ import annotations
 
 import csv
-import io
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable, Optional
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES_DIR = REPO_ROOT / "kernels" / "attn_fwd" / "suites"
 REQUIRED_COLUMNS = ("name", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "causal", "dtype")
+OPTIONAL_COLUMNS = ("category",)
 SUPPORTED_DTYPES = ("bf16",)
 MAX_HEAD_DIM = 256
 CATEGORY_NAMES = {
@@ -144,44 +145,63 @@ def resolve_suite_path(suite: str | Path) -> Path:
     return SUITES_DIR / f"{suite}.csv"
 
 
-def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20) -> str:
+def decode_utf8(data: bytes, path: str | Path, what: str = "file") -> str:
+    """The text of a file that must be UTF-8 (a BOM is dropped); else UnicodeError naming the byte, its line and
+    the fix."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise UnicodeError(f"{path}: not UTF-8 (byte {err.start}) at line {line}: 0x{data[err.start]:02x}; save the "
+                           f"{what} as UTF-8 (e.g. iconv -f latin1 -t utf-8 {path})") from None
+
+
+def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20, what: str = "file") -> str:
     """A text file's contents, or `error` naming the first byte that is not UTF-8 (or a file too large)."""
     with open(path, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise error(f"{path}: larger than {limit >> 20} MiB; is this the right file?")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise error(f"{path}: not UTF-8 (byte {err.start}); save it as UTF-8") from None
+        return decode_utf8(data, path, what)
+    except UnicodeError as err:
+        raise error(str(err)) from None
 
 
-def load_suite(suite: str | Path) -> list[Scenario]:
+def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None) -> list[Scenario]:
+    """The scenarios of a suite; `warn` is told about columns the suite format does not know (they are
+    ignored: most often a misspelt optional column)."""
     path = resolve_suite_path(suite)
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
         raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {known}")
-    text = read_utf8(path, SuiteError)
-    with io.StringIO(text, newline="") as handle:
-        reader = csv.DictReader(line for line in handle if not line.lstrip().startswith("#"))
-        header = reader.fieldnames or []
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise SuiteError(f"{path}:1: header lacks column(s) {', '.join(missing)}; "
-                             f"expected {','.join(REQUIRED_COLUMNS)}[,category]")
-        scenarios, names = [], set()
-        # line numbers count comment lines too, so we re-read them for honest positions
-        data_lines = [n for n, line in enumerate(text.splitlines(), start=1)
-                      if line.strip() and not line.lstrip().startswith("#")][1:]
-        for line_no, row in zip(data_lines, reader):
-            try:
-                scenario = scenario_from_row(row)
-            except ValueError as err:
-                raise SuiteError(f"{path}:{line_no}: {err}; fix or remove this row") from None
-            if scenario.name in names:
-                raise SuiteError(f"{path}:{line_no}: duplicate scenario name {scenario.name!r}")
-            names.add(scenario.name)
-            scenarios.append(scenario)
+    if path.is_dir():
+        raise SuiteError(f"{path}: is a directory; pass a suite CSV file or one of the suite names")
+    text = read_utf8(path, SuiteError, what="suite")
+    lines = text.splitlines()
+    reader = csv.DictReader(line for line in lines if not line.lstrip().startswith("#"))
+    header = reader.fieldnames or []
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise SuiteError(f"{path}:1: header lacks column(s) {', '.join(missing)}; "
+                         f"expected {','.join(REQUIRED_COLUMNS)}[,category]")
+    unknown = [c for c in header if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+    if unknown and warn:
+        warn(f"{path}:1: unknown column(s) {', '.join(map(repr, unknown))} ignored; the columns are "
+             f"{','.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+    scenarios, names = [], set()
+    # line numbers count comment lines too, so we keep them for honest positions
+    data_lines = [n for n, line in enumerate(lines, start=1)
+                  if line.strip() and not line.lstrip().startswith("#")][1:]
+    for line_no, row in zip(data_lines, reader):
+        try:
+            scenario = scenario_from_row(row)
+        except ValueError as err:
+            raise SuiteError(f"{path}:{line_no}: {err}; fix or remove this row") from None
+        if scenario.name in names:
+            raise SuiteError(f"{path}:{line_no}: duplicate scenario name {scenario.name!r}")
+        names.add(scenario.name)
+        scenarios.append(scenario)
     if not scenarios:
         raise SuiteError(f"{path}: the suite has no scenarios")
     return scenarios

@@ -29,6 +29,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from workbench.traces.schema import TABLES
 from workbench.traces.writer import table_files
@@ -49,8 +50,28 @@ class TraceError(ValueError):
 
 
 # ---- loading -----------------------------------------------------------------------------------------
-def connect(roots) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with one view per trace table over every root (missing tables are empty)."""
+def readable_parts(roots, table: str, warn=None) -> list[str]:
+    """The table's live part files under every root, less those that cannot be read (a zero-byte or truncated
+    file): each of those is named to `warn` and skipped, so one bad file never loses the report."""
+    files = []
+    for root in roots:
+        for path in table_files(root, table):
+            try:
+                pq.ParquetFile(path).close()
+            except Exception as err:         # pyarrow raises several types for a damaged footer
+                if warn:
+                    warn(f"{path}: skipped, not a readable parquet file ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:120]}); delete it or re-import its session")
+                continue
+            files.append(str(path))
+    return files
+
+
+def connect(roots, session_ids=None, warn=None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with one view per trace table over every root (missing tables are empty, columns
+    a file lacks are null, `filename` is the part file a row came from). Transcripts are joined to their outside
+    agent's campaign (join.py) first; session_ids then keeps only those sessions. warn: told about unreadable
+    files."""
     roots = [Path(r) for r in ([roots] if isinstance(roots, (str, Path)) else roots)]
     for root in roots:
         if not root.is_dir():
@@ -58,14 +79,25 @@ def connect(roots) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("SET threads TO 2")
     for table, schema in TABLES.items():
-        files = [str(p) for root in roots for p in table_files(root, table)]
+        files = readable_parts(roots, table, warn)
+        con.register(f"{table}_empty", schema.empty_table())
         if files:
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
+            source = f"read_parquet([{listed}], union_by_name = true, filename = true)"
+            present = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+            types = {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {table}_empty").fetchall()}
+            columns = [name if name in present else f"CAST(NULL AS {types[name]}) AS {name}"
+                       for name in schema.names] + ["filename"]
+            con.execute(f"CREATE VIEW {table} AS SELECT {', '.join(columns)} FROM {source}")
         else:
-            con.register(f"{table}_empty", schema.empty_table())
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {table}_empty")
+            con.execute(f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS filename FROM {table}_empty")
     link_transcripts(con)       # an outside agent's campaign and its imported transcript become one session
+    if session_ids is not None:
+        con.register("wanted_sessions", pd.DataFrame({"session_id": pd.Series(list(session_ids), dtype=object)}))
+        for table in TABLES:
+            con.execute(f"ALTER VIEW {table} RENAME TO {table}_all_sessions")
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {table}_all_sessions "
+                        "WHERE session_id IN (SELECT session_id FROM wanted_sessions)")
     return con
 
 
@@ -95,10 +127,10 @@ def _calls_before(calls: dict, session_id: str, ts_us, side: str = "left") -> in
     return int(np.searchsorted(starts, ts_us, side=side))
 
 
-def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None) -> Analysis:
-    """All statistics of the module docstring for the trace roots given."""
+def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None, session_ids=None, warn=None) -> Analysis:
+    """All statistics of the module docstring for the trace roots given (only `session_ids`, when given)."""
     say = progress or (lambda _msg: None)
-    con = connect(roots)
+    con = connect(roots, session_ids, warn)
     sessions = _query(con, """
         SELECT session_id, any_value(source) AS source, any_value(arm) AS arm, any_value(model) AS model,
                any_value(source_file) AS source_file, any_value(config_json) AS config_json, count(*) AS copies,

@@ -35,6 +35,7 @@ SESSIONS = pa.schema([
     ("host", pa.string()),
     ("workbench_version", pa.string()),
     ("config_json", pa.string()),
+    ("is_standin", pa.bool_()),         # its numbers were not measured on a GPU (traces/sources.py)
 ])
 
 MESSAGES = pa.schema([
@@ -115,6 +116,7 @@ EVALUATIONS = pa.schema([
     ("ts", TS),
     ("source_file", pa.string()),
     ("source_line", pa.int64()),
+    ("is_standin", pa.bool_()),         # a CPU stand-in or a stand-in evaluator, not a GPU measurement
 ])
 
 INTERVENTIONS = pa.schema([
@@ -162,6 +164,7 @@ LINEAGE = pa.schema([
     ("device", pa.string()),            # cuda:N | cpu:N | cpu
     ("eval_wall_s", pa.float64()),
     ("ts", TS),
+    ("is_standin", pa.bool_()),         # the child was judged by a stand-in evaluator, not on a GPU
 ])
 
 TABLES: dict[str, pa.Schema] = {

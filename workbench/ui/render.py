@@ -10,7 +10,9 @@ import json
 import math
 import re
 
+from workbench.agent.events import STOP_REASONS
 from workbench.agent.interventions import BENIGN_FLAGS
+from workbench.ui.style import CSS  # noqa: F401  (re-exported: views and tests use render.CSS)
 
 DEMO_LABEL = "demo recording: CPU stand-in evaluator, not GPU measurements"
 HARNESS_TIMING = ("device time: CUDA events inside one CUDA-graph replay of the call, L2 flushed before every "
@@ -18,77 +20,15 @@ HARNESS_TIMING = ("device time: CUDA events inside one CUDA-graph replay of the 
 PER_CALL_TIMING = "CUDA events around the Python call (before device timing), L2 flushed, median of >= 5 reps"
 STANDIN_TIMING = "invented by the stand-in evaluator (nothing was run)"
 DTYPE = "bf16"
+# One definition of "best" for the status bar, the table, the notebook and the README: the best kernel's figure as
+# first timed when it became the best (it must beat the previous best by more than --min-gain). A later run of the
+# same kernel has its own figure, shown as a re-timing: the best is not moved by timing noise.
+BEST_MEANING = ("best: the all-correct geomean of the best kernel as first timed when it became the best; a kernel "
+                "becomes the best only by beating the previous best by more than the campaign's min-gain (2 %)")
 TOOL_RESULT_LINES = 14
 TOOL_INPUT_CHARS = 90
 TRIGGER_TEXT = {"stall": "stall", "claim": "claim", "suspicious": "suspicious gain", "human": "a person asked"}
 
-CSS = """
-<style>
-.wb-root { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; color: #1d1d1d; }
-.wb-item, .wb-status, .wb-demo, .wb-table-head, .wb-legend, .wb-note { line-height: 1.45; }
-.wb-demo { background: #fff4d6; border: 1px solid #e9c46a; color: #6b4e00; padding: 6px 10px; border-radius: 4px;
-           font-weight: 600; }
-.wb-status { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: baseline; padding: 6px 10px;
-             background: #f3f5f8; border: 1px solid #dde2ea; border-radius: 4px; }
-.wb-status b { font-weight: 600; } .wb-status .wb-k { color: #66707d; }
-.wb-phase { padding: 1px 8px; border-radius: 10px; background: #e3ecfa; color: #1f4e9c; font-weight: 600; }
-.wb-phase.wb-stopped { background: #e8e8e8; color: #444; }
-.wb-item { margin: 0 0 8px 0; }
-.wb-turn-head { color: #66707d; font-size: 11px; margin: 6px 0 2px 2px; text-transform: uppercase;
-                letter-spacing: .04em; }
-.wb-msg { background: #ffffff; border: 1px solid #e1e4e8; border-left: 3px solid #1f4e9c; border-radius: 4px;
-          padding: 6px 10px; line-height: 1.45; white-space: pre-wrap; word-wrap: break-word; }
-.wb-msg.wb-streaming { border-left-color: #8fb0e6; }
-.wb-msg code, .wb-tool code { background: #f1f3f5; padding: 0 3px; border-radius: 3px; font-size: 12px; }
-.wb-tool { margin: 4px 0 4px 14px; border: 1px solid #e1e4e8; border-radius: 4px; background: #fafbfc; }
-.wb-tool > summary { cursor: pointer; padding: 3px 8px; font-family: var(--jp-code-font-family, monospace);
-                     font-size: 12px; list-style-position: inside; line-height: 1.6; }
-.wb-tool.wb-error { border-color: #e5a3a3; background: #fdf3f3; }
-.wb-tool .wb-name { font-weight: 700; color: #1d1d1d; } .wb-tool .wb-args { color: #555; }
-.wb-tool .wb-dur { color: #66707d; } .wb-tool .wb-err { color: #c62828; font-weight: 600; }
-.wb-tool .wb-run { color: #1f4e9c; font-style: italic; }
-.wb-tool pre { margin: 0; padding: 6px 10px; font-size: 11.5px; max-height: 260px; overflow: auto;
-               white-space: pre-wrap; border-top: 1px solid #eceef1; }
-.wb-tool pre.wb-errtext { color: #b71c1c; }
-.wb-chip { display: inline-block; padding: 0 6px; margin-left: 6px; border-radius: 8px; font-size: 11px;
-           background: #eef1f5; color: #333; font-family: var(--jp-ui-font-family, sans-serif); }
-.wb-chip.wb-best { background: #dff3e4; color: #1b5e20; font-weight: 700; }
-.wb-chip.wb-fail { background: #fde2e2; color: #b71c1c; font-weight: 700; }
-.wb-chip.wb-flag { background: #fff0cc; color: #7a5200; }
-.wb-banner { margin: 6px 0 6px 0; padding: 7px 10px; border-radius: 4px; border: 1px solid; border-left-width: 6px; }
-.wb-banner .wb-bhead { font-size: 11.5px; font-weight: 600; }
-.wb-banner .wb-bkind { font-weight: 800; text-transform: uppercase; letter-spacing: .04em; }
-.wb-banner .wb-btext { font-size: 13.5px; margin-top: 3px; line-height: 1.4; }
-.wb-banner .wb-bwhy { font-size: 11.5px; margin-top: 3px; opacity: .85; }
-.wb-banner.wb-stall { background: #fff6e0; border-color: #e0a500; color: #5c4100; }
-.wb-banner.wb-claim { background: #f3ecfb; border-color: #7b4bb0; color: #3f2063; }
-.wb-banner.wb-suspicious { background: #fdecec; border-color: #c62828; color: #6d1010; }
-.wb-banner.wb-human { background: #e4f4f1; border-color: #00897b; color: #00473f; }
-.wb-note { color: #66707d; font-size: 12px; margin: 3px 0 3px 14px; }
-.wb-note.wb-warning { color: #8a5a00; } .wb-note.wb-error { color: #c62828; font-weight: 600; }
-.wb-pending { margin: 6px 0; padding: 6px 10px; border: 1px dashed #00897b; border-radius: 4px; color: #00473f;
-              background: #f4fbfa; }
-.wb-start, .wb-stop { padding: 6px 10px; border-radius: 4px; background: #f3f5f8; border: 1px solid #dde2ea; }
-.wb-stop { background: #eef6ee; border-color: #b9d8bb; }
-.wb-stop.wb-bad { background: #fdecec; border-color: #e5a3a3; }
-.wb-table-wrap { max-height: 430px; overflow: auto; border: 1px solid #dde2ea; border-radius: 4px; }
-.wb-table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; line-height: 1.35; }
-.wb-table th { position: sticky; top: 0; background: #f3f5f8; text-align: right; padding: 4px 8px;
-               border-bottom: 1px solid #cfd5de; font-weight: 600; white-space: nowrap; }
-.wb-table td { padding: 3px 8px; border-bottom: 1px solid #eef0f3; text-align: right; white-space: nowrap; }
-.wb-table td.wb-l, .wb-table th.wb-l { text-align: left; }
-.wb-table tr.wb-failed td { background: #fde2e2; } .wb-table tr.wb-failed td.wb-status-cell { color: #b71c1c; font-weight: 700; }
-.wb-table tr.wb-suspicious td { background: #fff0cc; } .wb-table tr.wb-suspicious td.wb-flags { color: #7a5200; font-weight: 700; }
-.wb-table tr.wb-unsupported td, .wb-table tr.wb-skipped td { background: #eef0f3; color: #555; }
-.wb-table tr.wb-static_only td { color: #555; }
-.wb-table td.wb-good { color: #1b5e20; font-weight: 600; } .wb-table td.wb-bad { color: #b71c1c; }
-.wb-table-head { padding: 4px 2px 6px 2px; }
-.wb-legend { color: #66707d; font-size: 11px; padding: 4px 2px; }
-.wb-legend span { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin: 0 3px 0 10px;
-                  vertical-align: -1px; }
-.wb-section { font-weight: 700; font-size: 13px; margin: 4px 0 2px 2px; color: #333; }
-</style>
-"""
 
 
 def esc(text) -> str:
@@ -233,14 +173,6 @@ def started_html(e: dict) -> str:
             f'holds in a harness run, or a budget runs out.</div>')
 
 
-STOP_REASONS = {"stop_condition_met": "the stop condition holds", "stopped_by_user": "stopped by you",
-                "agent_finished": "the agent has no more turns", "backend_error": "the agent backend failed",
-                "internal_error": "a workbench error ended it", "interrupted": "interrupted",
-                "budget_turns": "the turn budget is spent", "budget_tool_calls": "the tool-call budget is spent",
-                "budget_tokens": "the token budget is spent", "budget_usd": "the cost budget is spent",
-                "budget_wall_time": "the time budget is spent",
-                "stopped_watching": "you stopped watching (the outside agent may go on)"}
-
 
 def stop_reason(reason: str) -> str:
     return STOP_REASONS.get(reason, reason)
@@ -275,8 +207,8 @@ def status_html(s: dict) -> str:
     items.append(f'<span><span class="wb-k">turn</span> <b>{s.get("turn", 0)}</b></span>')
     items.append(f'<span><span class="wb-k">tool calls</span> <b>{s.get("tool_calls", 0)}</b></span>')
     items.append(f'<span><span class="wb-k">harness runs</span> <b>{s.get("runs", 0)}</b></span>')
-    items.append(f'<span><span class="wb-k">best</span> <b>{fmt_x(s.get("best_vs_original"))}</b> original · '
-                 f'<b>{fmt_x(s.get("best_vs_fa3"))}</b> FA3</span>')
+    items.append(f'<span title="{esc(BEST_MEANING)}"><span class="wb-k">best</span> '
+                 f'<b>{fmt_x(s.get("best_vs_original"))}</b> original · <b>{fmt_x(s.get("best_vs_fa3"))}</b> FA3</span>')
     items.append(f'<span><span class="wb-k">questions</span> <b>{s.get("questions", 0)}</b></span>')
     if s.get("tokens"):
         items.append(f'<span><span class="wb-k">tokens</span> {s["tokens"]:,}'
@@ -350,6 +282,9 @@ def run_head(ev: dict) -> str:
              + (f", {counts['unsupported']} unsupported" if counts.get("unsupported") else "")
              + (f", {counts['static_only']} not run (no GPU)" if counts.get("static_only") else ""),
              f"geomean {fmt_x(ev.get('geomean_vs_original'))} original · {fmt_x(ev.get('geomean_vs_fa3'))} FA3"]
+    if ev.get("retimed_best"):
+        parts.append(f"the best kernel re-timed: this run's own figure; best stays {fmt_x(ev.get('best'))} "
+                     "(its first timing)")
     return " · ".join(parts) + eval_chips({k: v for k, v in ev.items() if k != "n_failed"}, geomeans=False)
 
 
@@ -382,3 +317,49 @@ def footer_text(gpu: str, versions: dict, suite: str = "", kernel_sha: str = "",
     if extra:
         parts.append(extra)
     return " · ".join(parts)
+
+
+# ---- the runs table (notebook's last cell) ----------------------------------------------------------------
+RUNS_COLUMNS = [("run", "run", "d"), ("turn", "turn", "d"), ("tool_call", "tool call", "d"), ("kernel", "kernel", "l"),
+                ("x_original", "× original", "x"), ("x_fa3", "× FA3", "x"), ("all_correct", "all correct", "b"),
+                ("failing", "failing", "d"), ("best_so_far", "best so far", "x"), ("new_best", "new best", "b"),
+                ("flags", "flags", "l"), ("question", "question after it", "l")]
+
+
+class HtmlTable:
+    """An HTML fragment that Jupyter shows as HTML (and a terminal as its text)."""
+
+    def __init__(self, html_: str):
+        self.html = html_
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return re.sub(r"<[^>]+>", " ", self.html)
+
+
+def _cell(value, kind: str) -> str:
+    missing = value is None or (isinstance(value, float) and not math.isfinite(value)) or value == ""
+    if kind == "x":
+        return fmt_x(value)
+    if kind == "b":
+        return "–" if missing else ("yes" if value else "no")
+    if kind == "d":
+        return "–" if missing else f"{int(value)}"
+    return "–" if missing else str(value)
+
+
+def runs_table_html(frame) -> str:
+    """One row per harness run, no raw None/NaN: '–' where nothing was measured."""
+    if frame is None or not len(frame):
+        return '<div class="wb-root"><div class="wb-legend">No harness run yet.</div></div>'
+    head = "".join(f'<th class="wb-l">{label}</th>' if kind == "l" else f"<th>{label}</th>"
+                   for _, label, kind in RUNS_COLUMNS)
+    rows = []
+    for r in frame.to_dict("records"):
+        cells = "".join(f'<td class="wb-l">{esc(_cell(r.get(k), kind))}</td>' if kind == "l"
+                        else f"<td>{esc(_cell(r.get(k), kind))}</td>" for k, _, kind in RUNS_COLUMNS)
+        rows.append(f'<tr class="{"wb-failed" if r.get("failing") else ""}">{cells}</tr>')
+    return (f'{CSS}<div class="wb-root"><div class="wb-table-wrap"><table class="wb-table"><thead><tr>{head}</tr>'
+            f'</thead><tbody>{"".join(rows)}</tbody></table></div><div class="wb-legend">{esc(BEST_MEANING)}</div></div>')

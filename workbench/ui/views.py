@@ -20,6 +20,25 @@ def _section(title: str) -> w.HTML:
     return w.HTML(f'<div class="wb-section">{esc(title)}</div>')
 
 
+def _image(max_width: str = "") -> w.Image:
+    layout = w.Layout(width="100%", object_fit="contain", display="none")
+    if max_width:
+        layout.max_width = max_width
+    return w.Image(format="png", layout=layout)
+
+
+def _placeholder(text: str) -> w.HTML:
+    return w.HTML(f'<div class="wb-root wb-placeholder">{esc(text)}</div>')
+
+
+def show_image(image: w.Image, png: bytes, placeholder: w.HTML | None = None) -> None:
+    """Give an Image its bytes, show it, hide its placeholder (the controller calls this inside hold_sync)."""
+    image.value = png
+    image.layout.display = ""
+    if placeholder is not None:
+        placeholder.layout.display = "none"
+
+
 def bank_options(bank, trigger: str = "") -> list:
     """(label, question id) pairs for the dropdown: questions for `trigger` (or any trigger) first."""
     chosen = [q for q in bank if not trigger or q.trigger in (trigger, ANY)]
@@ -59,18 +78,23 @@ class CampaignView:
                        w.HBox([self.bank_pick, self.ask_bank], layout=w.Layout(width="auto"))],
                       layout=w.Layout(width="50%", min_width="420px", padding="0 10px 0 0"))
 
-        self.progress = w.Image(format="png", layout=w.Layout(width="100%", object_fit="contain"))
-        self.ceiling = w.Image(format="png", layout=w.Layout(width="100%", object_fit="contain"))
-        figures = w.VBox([_section("Progress"), self.progress, self.ceiling], layout=w.Layout(width="50%"))
+        # an Image without bytes is a broken-image icon: the figures stay hidden, a placeholder says when they come
+        self.progress = _image()
+        self.ceiling = _image()
+        self.figures_note = _placeholder("The progress plot and the ceiling share appear after the first harness run.")
+        figures = w.VBox([_section("Progress"), self.figures_note, self.progress, self.ceiling],
+                         layout=w.Layout(width="50%"))
 
         self.table = w.HTML(f'<div class="wb-root">{table_html(None)}</div>')
         self.table.add_class("wb-table-widget")
-        self.anchors = w.Image(format="png", layout=w.Layout(width="100%", max_width="1200px", object_fit="contain"))
+        self.anchors = _image(max_width="1200px")
+        self.anchors_note = _placeholder("The best candidate's TFLOP/s against the anchors appear after the first "
+                                         "all-correct harness run.")
         self.widget = w.VBox([
             self.style, self.demo, self.status,
             w.HBox([chat, figures], layout=w.Layout(width="100%", margin="8px 0 0 0")),
             _section("Latest harness run, per scenario"), self.table,
-            _section("Best candidate against the anchors"), self.anchors,
+            _section("Best candidate against the anchors"), self.anchors_note, self.anchors,
         ], layout=w.Layout(width="100%"))
         self.widget.add_class("wb-root")
 

@@ -9,10 +9,11 @@ Malformed lines are counted and listed (first 20), never fatal.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from workbench import validate
+from workbench.cliargs import Parser, UsageError, refuse
 from workbench.locks import LockHeld
 from workbench.traces.importers.claude_code import import_claude_code
 from workbench.traces.importers.codex import import_codex
@@ -87,13 +88,18 @@ def import_paths(paths, out, fmt: str = "auto", arm: str | None = None, campaign
                     log(f"{f}: already the output trace root; skipped")
             files = [f for f in files if f not in same]
         for session in IMPORTERS[kind](files, arm=arm, campaign_id=campaign_id):
+            if not any(session.tables.get(t) for t in ("messages", "tool_calls", "evaluations")):
+                if log:         # e.g. --format forced on a file of another kind: an empty session is no import
+                    log(f"{', '.join(str(f) for f in session.tally.files) or kind}: no {kind} record in it "
+                        f"({len(session.tally.malformed)} malformed lines); nothing written")
+                continue
             write_session(out, session)
             imported.append(session)
     return imported
 
 
 def import_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workbench import", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="workbench import", description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", type=Path, help="transcript files, directories, or campaign dirs")
     parser.add_argument("-o", "--out", type=Path, default=Path("data/traces"), help="trace root (data/traces)")
     parser.add_argument("--format", default="auto", choices=("auto",) + FORMATS)
@@ -104,6 +110,13 @@ def import_main(argv: list[str] | None = None) -> int:
     def log(line):
         print(f"workbench import: {line}", file=sys.stderr)
 
+    try:
+        missing = [str(p) for p in args.paths if not p.exists()]
+        if missing:
+            raise UsageError(f"{missing[0]}: no such file or directory; pass transcript files or folders")
+        validate.output_dir(args.out, "-o/--out")
+    except UsageError as err:
+        return refuse("workbench import", err)
     try:
         sessions = import_paths(args.paths, args.out, args.format, args.arm, args.campaign_id, log=log)
     except LockHeld as err:       # another import of the same session is writing it right now

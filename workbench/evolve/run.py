@@ -1,156 +1,28 @@
-"""`workbench evolve`: a population of kernels, mutated with bank questions as hints, judged over a pool.
-
-    workbench evolve --kernel kernels/attn_fwd/ladder/02_mma.cu --suite dev26 --population 4 --generations 3
-    workbench evolve --resume 20261130-120000-evolve-1a2b --generations 6
-
-One generation: parents are chosen by tournament (the best geomean vs the original among `tournament` correct
-members drawn at random); each child gets a question from the bank as its hint. With the offline agent the
-mutation is one knob change, the knob taken from the question's layer where the kernel has one; with an LLM
-it is a short agent episode (a campaign of a few turns) that starts from the parent's source with the question
-as its opening message. Before anything is evaluated, the novelty filter rejects a child whose normalised
-source was seen before, or whose only additions are lines its lineage deleted. The children are judged side by
-side on the pool; the best `population` correct kernels (parents included) survive.
-
-Records (evolutions/<id>/): artifacts/<sha>.cu, config.json, state/evolution.json after every generation (the
-resume point), and trace tables under traces/ (or --traces): one `sessions` row for the run, `evaluations` rows
-(turn = generation), and one `lineage` row per child, evaluated or rejected: parent sha, question, result.
-The run stops when a child meets the stop predicate, after the last generation, or when a budget runs out.
-"""
+"""The evolution loop: seed, generations of children judged side by side on a pool, selection, records."""
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import math
 import os
 import random
-import re
-import sys
 import threading
 import time
 import uuid
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
 from workbench.agent.events import CampaignStarted, CampaignStopped, EvaluationDone, TurnCommitted
-from workbench.agent.questions import DEFAULT_BANK, load_bank
+from workbench.agent.questions import load_bank
 from workbench.agent.recorder import TraceRecorder, trim_uncommitted
 from workbench.agent.workspace import Workspace, WorkspaceError
+from workbench.evolve.config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member
+from workbench.evolve.novelty import knob_mutations, line_changes, normalized_sha, novelty_verdict
 from workbench.harness.result import CheckRequest
-
-DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
-DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
-STATE_FILE = "state/evolution.json"
-EPISODE_HINT = ("This is one short episode of an evolutionary search. kernel.cu is a parent kernel (geomean {score} "
-                "against the original). Consider this question before you change anything:\n\n{question}\n\n"
-                "Make one focused change that the question suggests, check it with run_harness, and stop.")
-
-
-@dataclass
-class EvolveConfig:
-    kernel_path: str = DEFAULT_KERNEL
-    suite: str = "dev26"
-    population: int = 4
-    generations: int = 5
-    children: int = 0                   # children per generation (0: the population size)
-    tournament: int = 2
-    agent: str = "offline"              # offline: knob mutations; claude | fake | ...: agent episodes
-    model: str = ""
-    evaluator: str = "harness"          # harness | standin (made-up CPU timings from the knobs)
-    pool: str = "local"
-    ray_address: str = ""
-    slots: int = 0
-    stop_expr: str = DEFAULT_STOP
-    anchors: list = field(default_factory=lambda: ["fa3"])
-    max_evaluations: int = 0            # 0: no limit
-    wall_s: float = 0.0
-    usd: float = 0.0
-    min_gain: float = 1.02              # a child beats a geomean only by more than this factor (timing noise:
-                                        # see PolicyConfig.min_gain)
-    mutation_tries: int = 6             # offline: attempts per child slot before giving it up
-    episode_turns: int = 6
-    episode_tool_calls: int = 12
-    seed: int = 0
-    root: str = "evolutions"
-    run_id: str = ""
-    traces: str = ""                    # trace root (default: <root>/<run_id>/traces)
-    bank_path: str = str(DEFAULT_BANK)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "EvolveConfig":
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
-
-@dataclass
-class Member:
-    """An evaluated kernel of the run (the population holds the correct ones)."""
-    sha: str
-    generation: int
-    parent_sha: str = ""
-    question_id: str = ""
-    score: Optional[float] = None       # geomean vs original when all scenarios passed
-    vs_fa3: Optional[float] = None
-    deleted: list = field(default_factory=list)   # normalised lines its lineage deleted (novelty filter)
-
-
-# ---- novelty filter ----------------------------------------------------------------------------------------
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_LINE_COMMENT = re.compile(r"//[^\n]*")
-
-
-def normalized_lines(source: str) -> list[str]:
-    """The source without comments, blank lines and whitespace differences, one statement line per item."""
-    text = _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", source))
-    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
-
-
-def normalized_sha(source: str) -> str:
-    return hashlib.sha256("\n".join(normalized_lines(source)).encode()).hexdigest()
-
-
-def line_changes(parent: str, child: str) -> tuple[list, list]:
-    """(added, removed) normalised lines of child against parent, as multisets."""
-    a, b = Counter(normalized_lines(parent)), Counter(normalized_lines(child))
-    return sorted((b - a).elements()), sorted((a - b).elements())
-
-
-def novelty_verdict(child: str, parent: str, parent_deleted, seen: set) -> str:
-    """'' when the child is new; else why it is rejected before evaluation."""
-    if normalized_sha(child) in seen:
-        return "identical_source"
-    added, _ = line_changes(parent, child)
-    if added and set(added) <= set(parent_deleted):
-        return "readds_deleted_lines"
-    return ""
-
-
-# ---- offline mutation: one knob, from the question's layer -------------------------------------------------
-def knob_mutations(source: str, layer: str, rng: random.Random) -> list[tuple[str, str]]:
-    """Every one-knob change of a kernel as (child source, description), in an order drawn from `rng`: the knobs
-    of the question's layer first, then the rest (a question whose layer has no knob gets any knob)."""
-    from workbench.knobs import parse_knobs
-
-    knobs = parse_knobs(source)
-    moves = {True: [], False: []}
-    for name, knob in knobs.items():
-        for value in knob["choices"]:
-            if value != knob["value"]:
-                moves[knob["layer"] == layer].append((name, value))
-    out = []
-    for in_layer in (True, False):
-        rng.shuffle(moves[in_layer])
-        for name, value in moves[in_layer]:
-            knob = knobs[name]
-            old = f"{knob['prefix']}{knob['value']}{knob['rest']}"
-            note = "" if in_layer else f" (no {layer} knob)" if not moves[True] else " (outside the layer)"
-            out.append((source.replace(old, f"{knob['prefix']}{value}{knob['rest']}", 1),
-                        f"knob {name} {knob['value']}->{value}{note}"))
-    return out
+from workbench.traces.sources import is_standin_result
 
 
 def _finite(x) -> Optional[float]:
@@ -442,7 +314,7 @@ class Evolution:
                     improved_on_parent=bool(score is not None and parent and parent.score
                                             and score > self.config.min_gain * parent.score),
                     stop_met=bool(r.stop_met), host=r.versions.get("host"), gpu=r.gpu or None,
-                    device=r.versions.get("device"))
+                    device=r.versions.get("device"), is_standin=is_standin_result(r.kernel_path, r.gpu, r.versions))
                 self.recorder(EvaluationDone(turn=g, call_id=f"g{g}-s{ch['slot']}-a{ch['attempt']}",
                                              tool_index=st["evaluations"], eval_id=r.eval_id,
                                              kernel_sha=ch["sha"], result=r,
@@ -490,171 +362,3 @@ def _trim_lineage(root: Path, run_id: str, committed: int) -> None:
     from workbench.traces.writer import trim_parts
 
     trim_parts(root, "lineage", run_id, "generation", committed, keep_null=False, schema=LINEAGE)
-
-
-# ---- frames for tables and figures (notebooks/04_evolution) ---------------------------------------------------
-def lineage_frame(traces_root, run_id: str | None = None):
-    from workbench.traces.writer import read_table
-    frame = read_table(traces_root, "lineage", run_id)
-    return frame.sort_values(["session_id", "generation", "slot", "attempt"]).reset_index(drop=True)
-
-
-def progress_frame(lineage):
-    """Evaluated children in order: x (evaluation number), geomean, all_correct, best (so far), is_new_best,
-    label (question id and layer of each new best)."""
-    runs = lineage[lineage["status"].isin(["evaluated"])].copy().reset_index(drop=True)
-    runs["x"] = range(len(runs))
-    runs["geomean"] = runs["geomean_vs_original"]
-    runs["best"] = runs["best_so_far"]
-    runs["label"] = [f"{q} {l}" if isinstance(q, str) and new else ("seed" if new else "")
-                     for q, l, new in zip(runs["question_id"], runs["question_layer"], runs["is_new_best"])]
-    return runs
-
-
-def question_gains(lineage):
-    """Per bank question: children it produced, how many were rejected, correct, better than their parent, and
-    new bests of the run -- the evolutionary twin of 02_intervention_statistics' gain attribution."""
-    import pandas as pd
-    kids = lineage[lineage["generation"] > 0]
-    if not len(kids):
-        return pd.DataFrame(columns=["question_id", "layer", "children", "rejected", "correct", "improved_on_parent",
-                                     "new_best"])
-    flag = lambda col: kids[col].fillna(False).astype(bool)
-    frame = pd.DataFrame({"question_id": kids["question_id"], "layer": kids["question_layer"],
-                          "rejected": kids["status"] == "rejected", "correct": flag("all_correct"),
-                          "improved_on_parent": flag("improved_on_parent"), "new_best": flag("is_new_best")})
-    out = frame.groupby(["question_id", "layer"]).agg(children=("rejected", "size"), rejected=("rejected", "sum"),
-                                                      correct=("correct", "sum"),
-                                                      improved_on_parent=("improved_on_parent", "sum"),
-                                                      new_best=("new_best", "sum")).reset_index()
-    return out.sort_values(["new_best", "improved_on_parent", "children"], ascending=False).reset_index(drop=True)
-
-
-def footer_for(lineage, suite: str = "") -> str:
-    """Where the numbers of a lineage came from, for the foot of every figure."""
-    gpus = sorted(set(lineage["gpu"].dropna())) if len(lineage) else []
-    where = f" on {suite}" if suite else ""
-    if gpus == ["stand-in (CPU)"]:
-        return (f"CPU stand-in evaluator{where}: made-up timings from the kernel's @knob values "
-                "(workbench.agent.standin), not a measurement. Geomean speedup vs original.cu.")
-    return (f"{', '.join(gpus) or 'no GPU recorded'}{where}: workbench harness (CUDA events, L2 flushed, median "
-            "of repeats, rotating inputs); geomean speedup vs original.cu over the suite's scenarios.")
-
-
-def population_frame(run_dir):
-    """The current population of a run folder, best first."""
-    import pandas as pd
-    state = json.loads((Path(run_dir) / STATE_FILE).read_text())
-    rows = [{"rank": i + 1, "sha": m["sha"][:12], "generation": m["generation"], "x_original": m["score"],
-             "x_fa3": m["vs_fa3"], "parent": (m["parent_sha"] or "")[:12], "question": m["question_id"]}
-            for i, m in enumerate(state["population"])]
-    return pd.DataFrame(rows, columns=["rank", "sha", "generation", "x_original", "x_fa3", "parent", "question"])
-
-
-# ---- CLI -----------------------------------------------------------------------------------------------------
-def _parse_budget(text: str) -> dict:
-    out = {}
-    for item in filter(None, (p.strip() for p in (text or "").split(","))):
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip().lower().lstrip("$")
-        if not sep or key not in ("evaluations", "evals", "wall", "usd"):
-            raise ValueError(f"budget item {item!r}: use evaluations=N, wall=2h|30m|90s, usd=X")
-        if key in ("evaluations", "evals"):
-            out["max_evaluations"] = int(float(value))
-        elif key == "usd":
-            out["usd"] = float(value)
-        else:
-            scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(value[-1:])
-            out["wall_s"] = float(value[:-1]) * scale if scale else float(value)
-    return out
-
-
-def make_inner_evaluator(name: str):
-    if name == "standin":
-        from workbench.agent.standin import KnobEvaluator
-        return KnobEvaluator()
-    return None
-
-
-def evolve_main(argv: list[str] | None = None) -> int:
-    from workbench.pool import PoolError, add_pool_arguments, make_pool
-
-    parser = argparse.ArgumentParser(prog="workbench evolve", description=__doc__.splitlines()[0])
-    parser.add_argument("--kernel", default=None, help=f"seed kernel (default {DEFAULT_KERNEL})")
-    parser.add_argument("--suite", default=None, help="suite name or CSV (default dev26)")
-    parser.add_argument("--population", type=int, default=None, help="population size (default 4)")
-    parser.add_argument("--generations", type=int, default=None, help="generations (default 5)")
-    parser.add_argument("--children", type=int, default=None, help="children per generation (default: population)")
-    parser.add_argument("--tournament", type=int, default=None, help="tournament size for parents (default 2)")
-    parser.add_argument("--min-gain", type=float, default=None,
-                        help="a child is a new best / better than its parent only by more than this factor "
-                             "(default 1.02: timing noise)")
-    parser.add_argument("--agent", default=None, help="offline (knob mutations, default) | claude (agent episodes)")
-    parser.add_argument("--model", default="", help="model for --agent claude")
-    parser.add_argument("--evaluator", choices=("harness", "standin"), default=None,
-                        help="standin: made-up CPU timings from the kernel's knobs (dry runs, no GPU)")
-    parser.add_argument("--stop", default=None, help=f"stop predicate (default: {DEFAULT_STOP})")
-    parser.add_argument("--anchors", default=None, help="comma-separated anchors (default fa3)")
-    parser.add_argument("--budget", default="", help="evaluations=N,wall=2h,usd=X")
-    parser.add_argument("--episode-turns", type=int, default=None, help="turns of one agent episode (default 6)")
-    parser.add_argument("--root", default="evolutions", help="where run folders live (default %(default)s)")
-    parser.add_argument("--traces", default=None, help="trace root (default: the run folder's traces/)")
-    parser.add_argument("--id", default="", help="run id (default: time-evolve-random)")
-    parser.add_argument("--resume", metavar="ID", help="continue run ID after its last finished generation")
-    parser.add_argument("--seed", type=int, default=None)
-    add_pool_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        overrides = {k: v for k, v in {
-            "kernel_path": args.kernel, "suite": args.suite, "population": args.population,
-            "generations": args.generations, "children": args.children, "tournament": args.tournament,
-            "min_gain": args.min_gain,
-            "agent": args.agent, "evaluator": args.evaluator, "stop_expr": args.stop, "traces": args.traces,
-            "anchors": None if args.anchors is None else [a for a in args.anchors.split(",") if a],
-            "episode_turns": args.episode_turns, "seed": args.seed}.items() if v is not None}
-        overrides.update(_parse_budget(args.budget))
-        if args.min_gain is not None and not args.min_gain >= 1.0:
-            raise ValueError(f"--min-gain {args.min_gain}: use a factor of at least 1.0 (1.02 = 2 %)")
-        if args.model:
-            overrides["model"] = args.model
-        if args.resume:
-            stored = EvolveConfig.from_dict(Workspace.open(args.root, args.resume).read_config())
-            frozen = [k for k in ("kernel_path", "suite", "evaluator") if k in overrides
-                      and overrides[k] != getattr(stored, k)]
-            if frozen:
-                raise ValueError(f"--resume keeps the run's {', '.join(frozen)}; start a new run to change them")
-            config = EvolveConfig.from_dict({**asdict(stored), **overrides})
-        else:
-            config = EvolveConfig.from_dict({**overrides, "run_id": args.id, "root": args.root})
-        config.pool, config.ray_address, config.slots = args.pool, args.ray_address or "", args.slots or 0
-        if config.evaluator == "harness" and args.pool == "local":
-            from workbench.pool import local_gpus
-            if not local_gpus():
-                raise ValueError("the harness needs a CUDA GPU to verify and time kernels and there is none here; "
-                                 "use --pool ray --ray-address ADDR for a cluster, or --evaluator standin for a "
-                                 "CPU dry run (made-up timings)")
-        pool = make_pool(args.pool, ray_address=args.ray_address, slots=args.slots,
-                         evaluator=make_inner_evaluator(config.evaluator))
-    except (ValueError, WorkspaceError, PoolError) as err:
-        print(f"workbench evolve: {err}", file=sys.stderr)
-        return 2
-    try:
-        log = lambda line: print(line, flush=True)
-        if args.resume:
-            evo = Evolution.resume(args.resume, pool, root=args.root, overrides=asdict(config), log=log)
-        else:
-            evo = Evolution.create(config, pool, log=log)
-        print(f"evolution {config.run_id}: {config.kernel_path} on {config.suite}, population {config.population}, "
-              f"{config.generations} generations, agent {config.agent}, evaluator {config.evaluator}; "
-              f"{pool.describe()}; records in {evo.ws.root}", flush=True)
-        summary = evo.run()
-    except (ValueError, WorkspaceError) as err:
-        print(f"workbench evolve: {err}", file=sys.stderr)
-        return 2
-    finally:
-        pool.close()
-    return 130 if summary["reason"] == "interrupted" else 0
-
-
-if __name__ == "__main__":
-    sys.exit(evolve_main())

@@ -1,0 +1,5 @@
+import sys
+
+from workbench.evolve.cli import evolve_main
+
+sys.exit(evolve_main())

@@ -1,0 +1,132 @@
+"""The validation step every command runs before it spends anything: builds, GPU time, API dollars, folders.
+
+Each check either returns what it read (the suite's scenarios, the kernel's text) or raises `UsageError` with
+one line: what is wrong, where, and what to do. Nothing here writes: a refused request leaves no campaign
+folder, no trace row and no output file behind.
+
+    validate.stop(args.stop)                       # parsed, and tried on a sample result (`1/0` is refused)
+    validate.suite(args.suite, warn=print)          # loaded; unknown columns are warned about
+    validate.kernel(args.kernel)                    # a UTF-8 file, not a folder
+    validate.output_file(args.json, "--json")       # a file we can create, not a folder
+    validate.output_dir(args.traces, "--traces")    # a folder we can create or write in
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from workbench.cliargs import UsageError
+
+EXAMPLE_KERNEL = "kernels/attn_fwd/original.cu"
+
+
+def stop(expr: Optional[str], option: str = "--stop") -> None:
+    """A stop predicate that parses and evaluates to a condition on a sample result ('' or None: never stop)."""
+    from workbench.harness.stop import StopExprError, validate_stop
+
+    if not expr or not expr.strip():
+        return
+    try:
+        validate_stop(expr)
+    except StopExprError as err:
+        raise UsageError(f"{option}: {err}") from None
+
+
+def suite(name, option: str = "--suite", warn: Optional[Callable[[str], None]] = None) -> list:
+    """The scenarios of a suite name or CSV path."""
+    from workbench.harness.scenarios import SuiteError, load_suite
+
+    try:
+        return load_suite(name, warn=warn)
+    except SuiteError as err:
+        raise UsageError(f"{option}: {err}") from None
+
+
+def text_file(path, option: str, what: str = "file", example: str = "") -> str:
+    """The UTF-8 text of an existing file (not a folder)."""
+    from workbench.harness.scenarios import decode_utf8
+
+    p = Path(path)
+    hint = f" (e.g. {example})" if example else ""
+    if not p.exists():
+        raise UsageError(f"{option}: {what} {str(path)!r} not found; pass the path of an existing {what}{hint}")
+    if p.is_dir():
+        raise UsageError(f"{option}: {str(path)!r} is a directory; pass the path of a {what} inside it{hint}")
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise UsageError(f"{option}: cannot read {str(path)!r}: {err.strerror}; check its permissions") from None
+    try:
+        return decode_utf8(data, path, what)
+    except UnicodeError as err:
+        raise UsageError(f"{option}: {err}") from None
+
+
+def kernel(path, option: str = "--kernel", standin_ok: bool = False) -> str:
+    """A candidate kernel: a UTF-8 .cu file, or `standin:NAME` where stand-ins are allowed. Returns its text
+    ('' for a stand-in)."""
+    path = str(path)
+    if path.startswith("standin:"):
+        if not standin_ok:
+            raise UsageError(f"{option}: {path!r} is a CPU stand-in, which only `workbench check` runs; pass a .cu "
+                             f"file (e.g. {EXAMPLE_KERNEL})")
+        from workbench.harness.standins import STANDINS
+
+        name = path.split(":", 1)[1]
+        if name not in STANDINS:
+            raise UsageError(f"{option}: no CPU stand-in named {name!r}; choose one of {', '.join(sorted(STANDINS))}")
+        return ""
+    return text_file(path, option, "kernel file", EXAMPLE_KERNEL)
+
+
+def _first_existing(p: Path) -> Path:
+    p = p.absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _writable_parent(p: Path, option: str, shown: str) -> None:
+    ancestor = _first_existing(p.parent)
+    if not ancestor.is_dir():
+        raise UsageError(f"{option}: {shown!r} cannot be created: {str(ancestor)!r} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: {shown!r} cannot be created: {str(ancestor)!r} is not writable; choose a "
+                         "path you can write")
+
+
+def output_file(path, option: str) -> None:
+    """A file the command will write: not a directory, and its folder can be created or written in."""
+    if path is None or str(path) == "":
+        return
+    p, shown = Path(path), str(path)
+    if p.is_dir():
+        raise UsageError(f"{option}: {shown!r} is a directory; pass a file name (e.g. "
+                         f"{os.path.join(shown, 'out' + (Path(shown).suffix or '.json'))})")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise UsageError(f"{option}: {shown!r} is not writable; choose another file")
+    _writable_parent(p, option, shown)
+
+
+def output_dir(path, option: str) -> None:
+    """A folder the command will write in: an existing directory, or one that can be created."""
+    if path is None or str(path) == "":
+        return
+    p, shown = Path(path), str(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option}: {shown!r} is a file, not a directory; pass a directory")
+    if p.is_dir():
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"{option}: {shown!r} is not writable; choose a directory you can write")
+        return
+    _writable_parent(p, option, shown)
+
+
+def input_dirs(paths, option: str, what: str = "trace directory") -> None:
+    for path in paths:
+        p = Path(path)
+        if not p.exists():
+            raise UsageError(f"{option}: {str(path)!r}: no such {what}")
+        if not p.is_dir():
+            raise UsageError(f"{option}: {str(path)!r} is a file; pass a {what}")
