@@ -8,8 +8,8 @@
 * LocalPool: each candidate is judged by the harness (`check`), which runs it in a fresh worker subprocess
   pinned to one GPU (CUDA_VISIBLE_DEVICES), with the harness's timeouts (worker start, every scenario) and
   crash isolation. Builds run before a GPU is taken, `build_workers` at a time on the CPU cores.
-* RayPool: each candidate is one Ray task with one GPU (`num_gpus=1`; CPU slots on a cluster without GPUs) in
-  a fresh Ray worker (`max_calls=1`), never retried; the kernel's source travels with the task. A task that
+* RayPool (ray_pool.py): each candidate is one Ray task with one GPU (`num_gpus=1`; CPU slots on a cluster
+  without GPUs) in a fresh Ray worker (`max_calls=1`), never retried; the kernel's source travels with the task. A task that
   outlives its time limit is cancelled with `ray.cancel(ref, force=True)` (Ray kills the worker and its
   children) and comes back as status `timeout`; a worker that dies comes back as status `crashed`.
 
@@ -25,7 +25,6 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -231,161 +230,6 @@ class LocalPool:
         self.close()
 
 
-# ---- RayPool ------------------------------------------------------------------------------------------
-def _ray_task(payload: dict, evaluator: Optional[Evaluator]) -> dict:
-    """Runs inside a fresh Ray worker: write the shipped sources, judge, stamp, return a plain dict."""
-    import ray
-
-    request = CheckRequest.from_dict(payload["request"])
-    gpu_ids = ray.get_gpu_ids()
-    if gpu_ids:
-        request.gpu_index = -1          # Ray has set CUDA_VISIBLE_DEVICES for this worker; keep it
-    device = f"cuda:{','.join(str(g) for g in gpu_ids)}" if gpu_ids else "cpu"
-    with tempfile.TemporaryDirectory(prefix="workbench-ray-") as tmp:
-        for key, field in (("kernel", "kernel_path"), ("baseline", "baseline_path")):
-            text = payload["sources"].get(key)
-            if text is not None:
-                path = Path(tmp) / key / Path(getattr(request, field)).name
-                path.parent.mkdir()
-                path.write_text(text)
-                setattr(request, field, str(path))
-        result = _evaluate(evaluator, request, None)
-    result.kernel_path = payload["request"]["kernel_path"]
-    return stamp(result, host=socket.gethostname(), device=device, pool="ray").to_dict()
-
-
-_remote = None
-
-
-def _remote_task():
-    global _remote
-    if _remote is None:
-        import ray
-        # max_calls=1: a fresh worker process per candidate; max_retries=0: a candidate that kills its worker
-        # is reported, never run again
-        _remote = ray.remote(max_calls=1, max_retries=0)(_ray_task)
-    return _remote
-
-
-def _import_ray():
-    try:
-        import ray
-    except ModuleNotFoundError as err:
-        raise PoolError("--pool ray needs the Python package 'ray' (pip install 'ray>=2.9'), which is not "
-                        "installed") from err
-    return ray
-
-
-class RayPool:
-    """One Ray task per candidate, one GPU each, on a local Ray instance or the cluster at `address`."""
-    name = "ray"
-
-    def __init__(self, address: Optional[str] = None, *, evaluator: Optional[Evaluator] = None,
-                 slots: Optional[int] = None, num_gpus: Optional[int] = None, num_cpus: Optional[int] = None,
-                 timeout_s: Optional[float] = None, accelerator_type: Optional[str] = None,
-                 ship_repo: Optional[bool] = None, build_workers: int = BUILD_WORKERS,
-                 progress: Optional[Progress] = None):
-        ray = _import_ray()
-        self._ray = ray
-        self.address = address or ""
-        self._started = False
-        if not ray.is_initialized():
-            remote = bool(address) and address not in ("local",)
-            runtime_env = {"working_dir": str(REPO_ROOT), "excludes": RAY_SHIP_EXCLUDES} if (
-                ship_repo if ship_repo is not None else remote) else None
-            kwargs = dict(address=address or None, include_dashboard=False, log_to_driver=False,
-                          runtime_env=runtime_env)
-            if not address:
-                kwargs.update(num_gpus=num_gpus, num_cpus=num_cpus)
-            try:
-                ray.init(**{k: v for k, v in kwargs.items() if v is not None})
-            except (ConnectionError, RuntimeError, ValueError) as err:
-                raise PoolError(f"cannot start or reach Ray at {address or 'a new local instance'}: {err}") from err
-            self._started = True
-        resources = ray.cluster_resources()
-        self.use_gpus = int(resources.get("GPU", 0)) > 0
-        capacity = int(resources.get("GPU", 0)) or int(resources.get("CPU", 1))
-        self.slots = max(1, min(slots, capacity) if slots else capacity)
-        self.evaluator_fn = evaluator
-        self.timeout_s = timeout_s
-        self.accelerator_type = accelerator_type
-        self._progress = progress
-        # builds on this host are only useful when the cluster shares this host's build cache
-        self._build = _is_harness(evaluator) and not (address and address != "local") and build_workers > 0
-        self._slots = _Slots(list(range(self.slots)))
-        self._executor = ThreadPoolExecutor(self.slots + (build_workers if self._build else 0),
-                                            thread_name_prefix="ray-pool")
-
-    def describe(self) -> str:
-        what = f"{self.slots} GPU slots" if self.use_gpus else f"{self.slots} CPU slots (no GPU in the cluster)"
-        return f"ray pool ({self.address or 'local instance'}): {what}"
-
-    def submit(self, request: CheckRequest, progress: Optional[Progress] = None) -> Future:
-        return self._executor.submit(self._run, request, progress or self._progress)
-
-    def _payload(self, request: CheckRequest) -> dict:
-        sources = {}
-        for key, path in (("kernel", request.kernel_path), ("baseline", request.baseline_path)):
-            if path and path.endswith(".cu") and Path(path).is_file():
-                sources[key] = Path(path).read_text()
-        return {"request": request.to_dict(), "sources": sources}
-
-    def _run(self, request: CheckRequest, progress: Optional[Progress]) -> SuiteResult:
-        ray = self._ray
-        if self._build:
-            prebuild(request)
-        limit = self.timeout_s or candidate_timeout_s(request)
-        options = {"num_gpus": 1 if self.use_gpus else 0, "num_cpus": 1}
-        if self.accelerator_type:
-            options["accelerator_type"] = self.accelerator_type
-        slot = self._slots.take()
-        try:
-            ref = _remote_task().options(**options).remote(self._payload(request), self.evaluator_fn)
-            if progress:
-                progress(f"[ray {slot}] {request.kernel_path}: submitted")
-            ready, _ = ray.wait([ref], timeout=limit)
-            if not ready:
-                ray.cancel(ref, force=True)
-                result = failed_result(request, "timeout", f"the evaluation took more than {limit:.0f} s; the "
-                                                           "pool cancelled its Ray task (worker killed)")
-            else:
-                result = self._collect(ray, ref, request)
-        finally:
-            self._slots.give(slot)
-        if progress:
-            progress(f"[ray {slot}] {request.kernel_path}: {result.status}")
-        if result.status in ("timeout", "crashed") and not result.versions:
-            stamp(result, host="", device="", pool=self.name)
-        return result
-
-    @staticmethod
-    def _collect(ray, ref, request: CheckRequest) -> SuiteResult:
-        try:
-            return SuiteResult.from_dict(ray.get(ref))
-        except ray.exceptions.RayTaskError as err:
-            cause = getattr(err, "cause", None)
-            if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
-                raise cause from None          # the evaluator's own error (a bad suite, say), as check() raises it
-            return failed_result(request, "crashed", f"the Ray task failed: {str(err).splitlines()[0][:300]}")
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.RayError) as err:
-            return failed_result(request, "crashed", f"the Ray worker died: {type(err).__name__}: "
-                                                     f"{str(err).splitlines()[0][:300] if str(err) else ''}")
-
-    def evaluator(self, request: CheckRequest) -> SuiteResult:
-        return self.submit(request).result()
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
-        if self._started:
-            self._ray.shutdown()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
 # ---- choosing a pool --------------------------------------------------------------------------------------
 def make_pool(kind: str = "local", *, ray_address: Optional[str] = None, slots: Optional[int] = None,
               evaluator: Optional[Evaluator] = None, progress: Optional[Progress] = None, **options):
@@ -395,6 +239,7 @@ def make_pool(kind: str = "local", *, ray_address: Optional[str] = None, slots: 
             raise PoolError("--ray-address needs --pool ray")
         return LocalPool(slots, evaluator=evaluator, progress=progress, **options)
     if kind == "ray":
+        from workbench.ray_pool import RayPool
         return RayPool(ray_address, evaluator=evaluator, slots=slots, progress=progress, **options)
     raise PoolError(f"unknown pool {kind!r}; use local or ray")
 
@@ -406,3 +251,11 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Ray cluster address (e.g. ray://head:10001 or auto); default: start a local instance")
     parser.add_argument("--slots", type=count(1), default=None,
                         help="candidates judged at once (default: one per GPU; 2 on a machine without one)")
+
+
+def __getattr__(name: str):
+    """`from workbench.pool import RayPool`: RayPool lives in ray_pool.py, which imports this module's helpers."""
+    if name == "RayPool":
+        from workbench.ray_pool import RayPool
+        return RayPool
+    raise AttributeError(f"module 'workbench.pool' has no attribute {name!r}")

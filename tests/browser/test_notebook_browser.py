@@ -130,9 +130,9 @@ def test_campaign_notebook_in_chromium(lab):
         # the replay ends with a "Stopped:" item; by then every widget has its final value
         page.locator(".wb-stop").first.wait_for(state="attached", timeout=180_000)
         page.locator(".wb-start").first.scroll_into_view_if_needed()
-
-        # the replay's output (the notebook's last section watches a second, stand-in campaign below it)
+        # the first workbench output is the replay (the notebook's last section watches a stand-in demo below it)
         replay = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).first
+
         expect(replay.locator(".wb-transcript .wb-msg").last).to_be_visible()
         expect(replay.locator(".wb-transcript .wb-tool").first).to_be_visible()
         banner = replay.locator(".wb-transcript .wb-banner").last
@@ -146,7 +146,7 @@ def test_campaign_notebook_in_chromium(lab):
 
         table = replay.locator(".wb-table").first
         expect(table).to_be_visible()
-        assert replay.locator(".wb-table tbody tr").count() == 26             # dev26, every scenario
+        assert table.locator("tbody tr").count() == 26                        # dev26, every scenario
 
         # the last section follows a campaign an outside agent runs (the stand-in demo) with the same widgets
         watched = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).nth(1)
@@ -154,7 +154,7 @@ def test_campaign_notebook_in_chromium(lab):
         assert watched.locator(".wb-banner").count() >= 1 and watched.locator(".wb-demo").count() == 1
         assert watched.locator(".wb-table tbody tr").count() == 8                # the smoke suite
 
-        figures = page.locator(".jp-OutputArea img.widget-image")
+        figures = replay.locator("img.widget-image")
         assert figures.count() >= 3
         for i in range(3):
             img = figures.nth(i)
@@ -165,7 +165,7 @@ def test_campaign_notebook_in_chromium(lab):
         # no broken image at any time; the placeholder was there before the first harness run
         watch = page.evaluate("window.__wb")
         assert watch["broken"] == [] and watch["placeholderSeen"], watch
-        assert page.locator(".wb-placeholder").first.is_hidden()
+        assert replay.locator(".wb-placeholder").first.is_hidden()
         # the progress plot after its first run: plain numbers, no offset, integer tool calls without duplicates
         first = watch["firstTicks"]
         x_part, y_part = first.split(" · ")
@@ -174,18 +174,19 @@ def test_campaign_notebook_in_chromium(lab):
         assert "offset" not in first and len(x_ticks) >= 3 and len(set(x_ticks)) == len(x_ticks), first
         assert all(t.lstrip("-").isdigit() for t in x_ticks) and 0.5 < min(y_ticks) < max(y_ticks) < 2, first
         # one "best": status bar, the printed summary, the notebook's text, the run table's last row
-        status = page.locator(".wb-status-widget .wb-status").first.inner_text()
+        status = replay.locator(".wb-status-widget .wb-status").first.inner_text()
         assert f"best {BEST} original" in " ".join(status.split())
         outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
         assert any(f"best {BEST} vs the original" in o for o in outputs)
         assert page.locator(".jp-MarkdownOutput", has_text="best x1.052").count() >= 1
-        runs_table = page.locator(".jp-OutputArea-output table.wb-table").last
+        runs_table = page.locator(".jp-OutputArea-output table.wb-table").filter(
+            has=page.locator("th", has_text="best so far")).first
         assert runs_table.locator("tbody tr").last.locator("td").nth(8).inner_text() == BEST
         for cell in page.locator(".jp-OutputArea-output table td").all_inner_texts():
             assert cell.strip() not in ("None", "nan", "NaN"), cell
 
         # the screenshot: the workbench output from its top to the end of the table, the chat at its latest
-        output = page.locator(".jp-OutputArea-output").filter(has=page.locator(".wb-transcript")).first
+        output = replay
         height = output.evaluate("el => el.getBoundingClientRect().height")
         page.set_viewport_size({"width": VIEWPORT["width"], "height": int(height) + 420})
         output.scroll_into_view_if_needed()
