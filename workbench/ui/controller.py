@@ -98,6 +98,10 @@ class CampaignController:
     best_frame = property(lambda self: self.model.best_frame)
     trigger = property(lambda self: self.model.trigger)
     runs = property(lambda self: self.model.runs)
+    demo_label = property(lambda self: self.model.demo_label)
+    items = property(lambda self: self.model.items)
+    order = property(lambda self: self.model.order)
+    marks = property(lambda self: self.model.marks)
 
     @property
     def is_replay(self) -> bool:
