@@ -36,7 +36,7 @@ VIEWPORT = {"width": 1680, "height": 1050}
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 BEST = "×1.052"                 # c-offline-1's best kernel as first timed (data/campaigns/c-offline-1/README.md)
 # Samples the page every 50 ms from its first frame: a displayed widget image that finished loading with no pixels
-# is a broken-image icon; the first progress plot's tooltip (its tick labels in words) is kept as it was then.
+# is a broken-image icon; the first progress plot's axes in words (.wb-alt: its tick labels) are kept as they were.
 WATCH_IMAGES = """
 window.__wb = {broken: [], placeholderSeen: false, firstTicks: null};
 setInterval(() => {
@@ -46,8 +46,8 @@ setInterval(() => {
   }
   if ([...document.querySelectorAll('.wb-placeholder')].some(p => p.offsetParent !== null))
     window.__wb.placeholderSeen = true;
-  const titled = [...document.querySelectorAll('img.widget-image[title]')].find(i => i.title.startsWith('x ('));
-  if (titled && window.__wb.firstTicks === null) window.__wb.firstTicks = titled.title;
+  const axes = document.querySelector('.wb-alt');
+  if (axes && window.__wb.firstTicks === null) window.__wb.firstTicks = axes.textContent;
 }, 50);
 """
 
@@ -168,7 +168,8 @@ def test_campaign_notebook_in_chromium(lab):
         assert replay.locator(".wb-placeholder").first.is_hidden()
         # the progress plot after its first run: plain numbers, no offset, integer tool calls without duplicates
         first = watch["firstTicks"]
-        x_part, y_part = first.split(" · ")
+        assert first and first.startswith("Progress plot axes: x (tool calls): "), watch
+        x_part, y_part = first.split(": ", 1)[1].split(" · ")
         x_ticks = x_part.split(": ", 1)[1].split(", ")
         y_ticks = [float(t) for t in y_part.split(": ", 1)[1].split(", ")]
         assert "offset" not in first and len(x_ticks) >= 3 and len(set(x_ticks)) == len(x_ticks), first

@@ -260,17 +260,16 @@ class CampaignController:
         fig = plots.campaign_progress(runs, marks, footer=footer, title="Best geomean so far, questions marked by trigger")
         png = plots.to_png(fig)
         self._hold_image(hold, self.view.progress, self.view.figures_note)
-        self.view.progress.tooltip = plots.tick_summary(fig.axes[0])     # the axes in words (and for tests)
+        hold(self.view.progress_axes)
+        self.view.progress_axes.value = (f'<div class="wb-alt">Progress plot axes: '
+                                         f'{render.esc(plots.tick_summary(fig.axes[0]))}</div>')
         show_image(self.view.progress, png, self.view.figures_note)
 
     @staticmethod
     def _hold_image(hold, image, placeholder=None) -> None:
-        """Hold an image's layout before the image: the stack releases the image first, so the browser has the
-        new bytes before the image is shown (never an empty, broken image for a moment)."""
-        hold(image.layout)
+        hold(image)
         if placeholder is not None:
             hold(placeholder.layout)
-        hold(image)
 
     def _draw_best(self, hold) -> None:
         result, frame = self.model.best_result, self.model.best_frame

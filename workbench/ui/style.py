@@ -66,6 +66,7 @@ CSS = """
                   vertical-align: -1px; }
 .wb-placeholder { color: #66707d; font-size: 12px; padding: 18px 10px; border: 1px dashed #dde2ea;
                   border-radius: 4px; text-align: center; margin: 4px 0; }
+.wb-alt { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .wb-section { font-weight: 700; font-size: 13px; margin: 4px 0 2px 2px; color: #333; }
 </style>
 """

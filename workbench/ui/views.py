@@ -8,6 +8,9 @@ controller (controller.py) owns every update, from its own thread, and wires the
 """
 from __future__ import annotations
 
+import struct
+import zlib
+
 import ipywidgets as w
 
 from workbench.ui.render import CSS, esc, status_html, table_html
@@ -20,11 +23,24 @@ def _section(title: str) -> w.HTML:
     return w.HTML(f'<div class="wb-section">{esc(title)}</div>')
 
 
+def _blank_png(width: int = 48, height: int = 1) -> bytes:
+    """A fully transparent PNG: what an Image holds before its first figure. An Image without bytes is a
+    broken-image icon, and hiding it instead races the browser (layout and value arrive as separate messages)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + b"\x00\x00\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+BLANK_PNG = _blank_png()
+
+
 def _image(max_width: str = "") -> w.Image:
-    layout = w.Layout(width="100%", object_fit="contain", display="none")
+    layout = w.Layout(width="100%", object_fit="contain")
     if max_width:
         layout.max_width = max_width
-    return w.Image(format="png", layout=layout)
+    return w.Image(value=BLANK_PNG, format="png", layout=layout)
 
 
 def _placeholder(text: str) -> w.HTML:
@@ -32,9 +48,8 @@ def _placeholder(text: str) -> w.HTML:
 
 
 def show_image(image: w.Image, png: bytes, placeholder: w.HTML | None = None) -> None:
-    """Give an Image its bytes, show it, hide its placeholder (the controller calls this inside hold_sync)."""
+    """Give an Image its figure and hide the placeholder text that held its place (inside hold_sync)."""
     image.value = png
-    image.layout.display = ""
     if placeholder is not None:
         placeholder.layout.display = "none"
 
@@ -78,11 +93,13 @@ class CampaignView:
                        w.HBox([self.bank_pick, self.ask_bank], layout=w.Layout(width="auto"))],
                       layout=w.Layout(width="50%", min_width="420px", padding="0 10px 0 0"))
 
-        # an Image without bytes is a broken-image icon: the figures stay hidden, a placeholder says when they come
+        # until the first harness run the images hold a transparent strip (never no bytes: a broken-image icon)
+        # and a placeholder line says when the figures come
         self.progress = _image()
         self.ceiling = _image()
         self.figures_note = _placeholder("The progress plot and the ceiling share appear after the first harness run.")
-        figures = w.VBox([_section("Progress"), self.figures_note, self.progress, self.ceiling],
+        self.progress_axes = w.HTML("")      # the progress plot's axes in words (screen readers, tests)
+        figures = w.VBox([_section("Progress"), self.figures_note, self.progress, self.progress_axes, self.ceiling],
                          layout=w.Layout(width="50%"))
 
         self.table = w.HTML(f'<div class="wb-root">{table_html(None)}</div>')
