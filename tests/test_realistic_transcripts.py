@@ -11,7 +11,8 @@ import pytest
 
 from workbench.traces import analysis as an
 from workbench.traces.importers import import_paths
-from workbench.traces.report import _fmt, build_report
+from workbench.traces.report import build_report
+from workbench.traces.report_html import fmt as _fmt
 
 HERE = Path(__file__).parent / "fixtures" / "transcripts" / "realistic"
 SESSIONS = {"claude": "5b0f7c52-8d1e-4c3a-9f6e-2a7d41c0e9b3", "codex": "0199a8b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b"}
