@@ -89,7 +89,7 @@ EVOLVE = ["evolve", "--evaluator", "standin", "--suite", "smoke", "--kernel", "k
     (["--budget", "wall=0"], ("wall=0", "time > 0")),
     (["--stop", "geomean >= "], ("--stop", "not valid")),
     (["--anchors", "fa9"], ("--anchors", "fa9")),
-    (["--suite", "{latin_suite}"], ("--suite", "latin1.csv:2", "not UTF-8")),
+    (["--suite", "{latin_suite}"], ("--suite", "latin1.csv: not UTF-8", "at line 2")),
 ])
 def test_evolve_refuses_before_a_run_folder_exists(run_cli, files, args, needles):
     args = [a.format(**files) for a in args]
@@ -127,10 +127,10 @@ def test_check_stop_that_divides_by_zero_is_refused_before_the_evaluation(run_cl
 
 
 def test_non_utf8_inputs_name_the_byte(run_cli, files):
-    refused(run_cli(["check", files["latin"], "--traces", files["traces"]]), "latin1.cu:", "byte 0xe9", "iconv")
-    refused(run_cli(["check", "standin:correct", "--suite", files["latin_suite"]]), "latin1.csv:2", "byte 0xe9")
-    refused(run_cli(["bank", "--bank", files["bank"], "list"]), "bank.csv:2", "byte 0xe9")
-    refused(run_cli([*CAMPAIGN, "--root", files["root"], "--kernel", files["latin"]]), "byte 0xe9")
+    refused(run_cli(["check", files["latin"], "--traces", files["traces"]]), "latin1.cu: not UTF-8", "0xe9", "iconv")
+    refused(run_cli(["check", "standin:correct", "--suite", files["latin_suite"]]), "latin1.csv", "at line 2: 0xe9")
+    refused(run_cli(["bank", "--bank", files["bank"], "list"]), "bank.csv: not UTF-8", "at line 2: 0xe9")
+    refused(run_cli([*CAMPAIGN, "--root", files["root"], "--kernel", files["latin"]]), "0xe9")
     assert nothing_in(files["root"]) and not files["traces"].exists()
 
 
