@@ -215,3 +215,19 @@ def test_no_blank_scenarios_line_after_a_build_failure():
     lines = format_summary(result).splitlines()
     assert "scenarios: none run (build failed)" in lines
     assert all(line.split(":", 1)[1].strip() for line in lines if ":" in line)
+
+
+def test_a_check_leaves_no_unclosed_file(tmp_path):
+    """The worker's stdout pipe is closed once the worker is gone: no ResourceWarning at exit."""
+    import os
+    import subprocess
+    import sys
+
+    suite = tmp_path / "one.csv"
+    suite.write_text(SUITE_HEADER + "one,1,2,2,64,64,64,0,bf16,A\n")
+    run = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-m", "workbench.cli", "check",
+                          "standin:correct", "--suite", str(suite), "--anchors", "", "--traces", "", "--no-timing",
+                          "--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ResourceWarning" not in run.stderr, run.stderr

@@ -89,6 +89,7 @@ def _run(plan: sandbox.Plan, argv: list, timeout_s: float) -> NvccRun:
         _kill_tree(proc)
         proc.wait()
     reader.join(timeout=10)
+    proc.stdout.close()                  # the pipe is at its end once nvcc is gone (no ResourceWarning)
     log = b"".join(chunks).decode("utf-8", "replace")
     if truncated:
         log += f"\n[build output cut at {LOG_CAP_BYTES >> 20} MiB; the build was stopped]"
