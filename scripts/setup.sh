@@ -23,7 +23,9 @@ pip install -q --upgrade pip >/dev/null
 if [ -n "$TORCH" ] && ! .venv/bin/python -c 'import torch' 2>/dev/null; then
   pip install -q "$TORCH" 2>/dev/null || pip install -q "$TORCH" --extra-index-url "$TORCH_CPU_INDEX"
 fi
-pip install -q -e ".[dev,agent,notebook,ray,mcp]"
+# setuptools announces every editable install of a flat-layout package with an "InformationOnly" notice
+# (a UserWarning: mind folders named like the package); it says nothing about this project, so it is muted here only
+PYTHONWARNINGS="ignore::UserWarning" pip install -q -e ".[dev,agent,notebook,ray,mcp]"
 # The real-browser tests drive Debian's Chromium (Playwright never downloads a browser here);
 # best effort: without it those tests are skipped with the reason.
 if [ -z "${WORKBENCH_SKIP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
