@@ -19,13 +19,15 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 pip() { .venv/bin/python -m pip "$@"; }
-pip install -q --upgrade pip >/dev/null
+pip install -qq --upgrade pip >/dev/null
 if [ -n "$TORCH" ] && ! .venv/bin/python -c 'import torch' 2>/dev/null; then
-  pip install -q "$TORCH" 2>/dev/null || pip install -q "$TORCH" --extra-index-url "$TORCH_CPU_INDEX"
+  pip install -qq "$TORCH" 2>/dev/null || pip install -qq "$TORCH" --extra-index-url "$TORCH_CPU_INDEX"
 fi
 # setuptools announces every editable install of a flat-layout package with an "InformationOnly" notice
-# (a UserWarning: mind folders named like the package); it says nothing about this project, so it is muted here only
-PYTHONWARNINGS="ignore::UserWarning" pip install -q -e ".[dev,agent,notebook,ray,mcp]"
+# (a UserWarning: mind folders named like the package); it says nothing about this project, so it is muted here only.
+# -qq: pip's own warnings about this kind of machine's configuration (find-links folders that do not exist) stay out
+# of the output too; errors (a failed or conflicting install) are still printed.
+PYTHONWARNINGS="ignore::UserWarning" pip install -qq -e ".[dev,agent,notebook,ray,mcp]"
 # The real-browser tests drive Debian's Chromium (Playwright never downloads a browser here);
 # best effort: without it those tests are skipped with the reason.
 if [ -z "${WORKBENCH_SKIP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
