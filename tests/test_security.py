@@ -450,3 +450,16 @@ def test_a_non_utf8_suite_or_bank_is_one_line(tmp_path):
     bank.write_bytes(b"id,text\n\xfe\n")
     with pytest.raises(BankError, match=r"bank.csv: not UTF-8 \(byte 8\)"):
         load_bank(bank)
+
+
+def test_folders_the_worker_still_needs_under_a_covered_tmp_stay_visible(tmp_path, monkeypatch):
+    # a CI clone or a venv under /tmp: covering /tmp with the private folder must bind them back in, or the
+    # contained worker's next lazy import fails (seen: every worker test failed in a clone under /tmp)
+    from workbench.harness import sandbox
+    venv, inner = tmp_path / "venv", tmp_path / "venv" / "lib"
+    inner.mkdir(parents=True)
+    monkeypatch.setattr(sandbox.sys, "path", [str(inner), str(venv), "/usr/lib/python3"])
+    top = str(tmp_path.resolve()).split("/")[1]
+    needed = sandbox._still_needed_under("/" + top)
+    assert str(venv.resolve()) in needed and str(inner.resolve()) not in needed   # the outermost only
+    assert "/" + top not in needed                                                 # never the covered folder itself

@@ -249,16 +249,38 @@ def _mount_points() -> list[tuple[str, set]]:
     return points
 
 
+def _still_needed_under(target: str) -> list[str]:
+    """Folders the worker still reads after containment (the Python installation, the package, sys.path) that lie
+    inside `target`, outermost only: a checkout or virtual environment under /tmp (a CI clone, say) must stay
+    visible when the private folder covers /tmp, or the next lazy import fails."""
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(REPO_ROOT), *(x for x in sys.path if x)}
+    inside = sorted({os.path.realpath(x) for x in wanted if os.path.isdir(x)})
+    inside = [x for x in inside if x.startswith(target.rstrip("/") + "/")]
+    return [x for x in inside if not any(x.startswith(o + "/") for o in inside if o != x)]
+
+
 def private_mounts(private: Path) -> list[str]:
     """Mount `private` over the world-writable folders and remount everything else read-only (in this mount
-    namespace only). Returns what could not be done."""
+    namespace only). Folders the worker still needs below a covered one are bound back in (read-only, like
+    everything else). Returns what could not be done."""
     libc = _libc()
     problems = []
     for target in WRITABLE_SHARED:
         if os.path.isdir(target) and not os.path.islink(target):
+            # held open across the cover: /proc/self/fd/N still names the folder underneath afterwards
+            keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in _still_needed_under(target)}
             why = _call(libc.mount, os.fsencode(private), os.fsencode(target), None, MS_BIND, None)
             if why:
                 problems.append(f"{target} stays shared ({why})")
+            for path, fd in keep.items():
+                if not why:
+                    point = Path(path)
+                    point.mkdir(parents=True, exist_ok=True)   # inside the private folder now
+                    again = _call(libc.mount, os.fsencode(f"/proc/self/fd/{fd}"), os.fsencode(path), None,
+                                  MS_BIND | MS_REC, None)
+                    if again:
+                        problems.append(f"{path} is hidden by the private {target} ({again})")
+                os.close(fd)
     bound = set(WRITABLE_SHARED)
     failed = 0
     for target, options in _mount_points():
