@@ -11,6 +11,9 @@
 #   foreignladder  pytest -m gpu: every ladder rung passes `full` with the foreign-kernel check on every scenario
 #   foreigncost    harness wall time of `full` (02_mma, FA3, original cached) with WORKBENCH_FOREIGN_CHECK=off vs all
 #   devtime pytest -m gpu tests/test_gpu_device_time.py: harness median vs torch.profiler (device time proof)
+#   diag    scripts/devtime_diag.py: the original in every timing role and path, the in-graph event pair's tare
+#   quick   pytest -m gpu -n 8: every gpu test but the `full`-suite ones, the twice spread and the proof (xdist)
+#   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
@@ -74,6 +77,29 @@ for stage in "$@"; do
     foreigncost)
       python3 scripts/foreign_check_cost.py --kernel "${BENCH_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}" --suite full \
         --anchors fa3 --rounds "${COST_ROUNDS:-2}" 2>&1 | tee "$OUT/foreign_cost.log" ;;
+    diag)
+      timeout "${DIAG_TIMEOUT:-200}" python3 scripts/devtime_diag.py 2>&1 | tee "$OUT/devtime_diag.log" | tail -30 ;;
+    quick)
+      timeout "${QUICK_TIMEOUT:-300}" python3 -m pytest -m gpu -n "${QUICK_WORKERS:-8}" -p no:cacheprovider -rfE -q \
+        tests/test_gpu.py tests/test_gpu_tools.py tests/test_security.py tests/test_gpu_result_line.py \
+        tests/test_wgmma_gemm_bench.py -k "not passes_full and not twice" > "$OUT/pytest_quick.log" 2>&1
+      grep -E "passed|failed|^FAILED|^ERROR" "$OUT/pytest_quick.log" | tail -25 ;;
+    ncu)
+      k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
+      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")
+      cuobjdump --dump-sass "$so" > "$OUT/sass_$(basename "$k" .cu).txt" 2>&1
+      printf 'SASS %s: ' "$(basename "$k")"   # the harness's own build (sm_90a), every compiled configuration
+      for op in HGMMA HMMA UTMALDG USETMAXREG LDL STL; do
+        printf '%s %s  ' $op "$(grep -c "\b$op\b" "$OUT/sass_$(basename "$k" .cu).txt")"; done; echo
+      for sc in ${NCU_SCENARIOS:-C_s1000_d64_c1}; do
+        timeout 120 ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis \
+          --section WarpStateStats --section Occupancy --section LaunchStats --kernel-name regex:attn \
+          --launch-skip 1 --launch-count 1 python3 -m workbench.agent.launch_one --so "$so" --suite full \
+          --scenario "$sc" > "$OUT/ncu_$(basename "$k" .cu)_$sc.txt" 2>&1
+        echo "== ncu $(basename "$k") $sc"
+        grep -E "Duration|Throughput|Pipe|Stall|Issue|Occupancy|Registers|Grid Size|Block Size|Shared Memory" \
+          "$OUT/ncu_$(basename "$k" .cu)_$sc.txt" | head -40
+      done ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

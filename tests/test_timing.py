@@ -7,8 +7,8 @@ import torch
 from workbench.harness import cpu_device
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import load_suite
-from workbench.harness.timing import (EVENTS_DELAYED, GRAPH_REPLAY, TIMING_VERSION, CaptureFailed, Timer,
-                                      TimingConfig)
+from workbench.harness.timing import (EVENTS_DELAYED, GRAPH_REPLAY, MIN_TARED_US, TIMING_VERSION, CaptureFailed,
+                                      Timer, TimingConfig, tared)
 from workbench.harness.timing_cache import TimingCache
 
 
@@ -32,6 +32,12 @@ def test_timer_stops_when_stderr_is_small():
     cfg = TimingConfig(min_reps=5, max_reps=1000, target_rel_stderr=0.5, time_cap_s=10, warmup=0)
     stats = Timer("cpu", cfg).time(lambda i: time.sleep(0.001))
     assert stats.n == 5
+
+
+def test_the_event_pairs_tare_comes_off_every_reading_and_never_below_the_floor():
+    assert tared(10.0, 1.5) == pytest.approx(8.5)
+    assert tared(1.2, 1.5) == MIN_TARED_US and tared(3.0, 0.0) == 3.0
+    assert Timer("cpu", TimingConfig()).tare_us is None     # measured on first in-graph use, only on a GPU
 
 
 # ---- device time: graph replay, the fallback, call_us (CPU stand-ins of the CUDA path) --------------------

@@ -10,7 +10,8 @@ For one implementation on one scenario, after warm-up:
             synchronize -> after(i) (what the replay wrote is checked), until the standard error is small or
             the time cap is hit.
 The figure (`graph_replay`) is the time between the in-graph events: from the first to the last GPU work the
-call enqueues. No host time is in it; the implementation's host code does not even run on a replay, which is
+call enqueues, less the tare: what the same event pair reads with nothing between them (measured once per
+timer on an empty captured graph, ~1-2 us on the H200; `Timer.tare_us`), the instrument's own zero offset. No host time is in it; the implementation's host code does not even run on a replay, which is
 why every replay's output is checked (a kernel that turns lazy is captured lazy and fails there).
 
 A call that cannot be captured (it allocates, synchronizes, queries or uses the legacy stream, returns an
@@ -36,7 +37,7 @@ from workbench.harness.result import Stats
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
 # are never mixed with these. Bump it whenever what a timed figure means changes.
-TIMING_VERSION = "device-time-1"
+TIMING_VERSION = "device-time-2"   # 2: the in-graph event pair's tare is subtracted
 GRAPH_REPLAY = "graph_replay"              # events inside the captured graph: first to last GPU work of the call
 GRAPH_REPLAY_OUTER = "graph_replay_outer"  # events around the graph launch (where in-graph events are unusable)
 EVENTS_DELAYED = "events_delayed"          # not capturable: events around the call, behind a GPU delay kernel
@@ -60,6 +61,15 @@ class TimingConfig:
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
         return cls(**{k: v for k, v in section.items() if k in cls.__dataclass_fields__})
+
+
+TARE_SAMPLES = 21
+MIN_TARED_US = 0.05    # a call whose work reads no longer than the empty event pair still took some time
+
+
+def tared(reading_us: float, tare_us: float) -> float:
+    """An in-graph reading less the event pair's own zero offset (never below MIN_TARED_US)."""
+    return max(reading_us - tare_us, MIN_TARED_US)
 
 
 class CaptureFailed(Exception):
@@ -90,6 +100,7 @@ class Timer:
         self.flush_buffer = torch.empty(cfg.l2_flush_bytes // 4, dtype=torch.int32, device=device) if self.cuda else None
         self.inner_events_ok: Optional[bool] = None   # learnt on the first graph: can in-graph events be read?
         self.cycles_per_us: Optional[float] = None    # torch.cuda._sleep calibration, on first use
+        self.tare_us: Optional[float] = None          # the in-graph event pair around nothing, on first use
         self.last: dict = {}                          # diagnostics of the last time() (the GPU test prints them)
 
     # ---- device primitives ---------------------------------------------------------------------------
@@ -197,6 +208,25 @@ class Timer:
             raise CaptureFailed(error)
         return _CudaGraph(graph, inner)
 
+    def _tare(self) -> float:
+        """Median reading of the in-graph event pair with no work between them (flushed L2, like a sample)."""
+        if self.tare_us is None:
+            self.tare_us = 0.0
+            try:
+                g = self._capture_cuda_once(lambda _i: 0, 0, with_inner=True)
+            except CaptureFailed:
+                return 0.0
+            if g.inner is not None:
+                readings = []
+                for _ in range(TARE_SAMPLES + 1):          # the first replay uploads the graph
+                    self._flush_l2()
+                    g.graph.replay()
+                    torch.cuda.synchronize()
+                    readings.append(g.inner[0].elapsed_time(g.inner[1]) * 1000.0)
+                self.tare_us = max(0.0, statistics.median(readings[1:]))
+            del g
+        return self.tare_us
+
     # ---- one timed sample per method -------------------------------------------------------------------
     def _replay_sample(self, g) -> float:
         if not self.cuda:
@@ -223,7 +253,7 @@ class Timer:
             self.inner_events_ok, g.inner = False, None
             return outer
         self.inner_events_ok = True
-        return inner
+        return tared(inner, self._tare())
 
     def _delayed_sample(self, launch, i: int, delay_us: float) -> float:
         if not self.cuda:     # the CPU has no queue to put a delay in: the call is its own work

@@ -315,6 +315,8 @@ def main() -> int:
         cache.flush()
         if request.fail_fast and result.status == FAILED:
             break
+    if timer.tare_us is not None:   # the in-graph event pair's zero offset, subtracted from every sample
+        versions["timing_tare_us"] = round(timer.tare_us, 3)
     emit("done", gpu=gpu, versions=versions, foreign_check_s=round(runner.own.seconds, 3),
          foreign_calls=runner.own.calls)
     return 0
