@@ -13,6 +13,8 @@
 #   devtime pytest -m gpu tests/test_gpu_device_time.py: harness median vs torch.profiler (device time proof)
 #   diag    scripts/devtime_diag.py: the original in every timing role and path, the in-graph event pair's tare
 #   quick   pytest -m gpu -n 8: every gpu test but the `full`-suite ones, the twice spread and the proof (xdist)
+#   self02  02_mma on full with FA3, cuDNN and FA2, its own baseline (the original's slow timings not needed for x FA3)
+#   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -77,12 +79,26 @@ for stage in "$@"; do
     foreigncost)
       python3 scripts/foreign_check_cost.py --kernel "${BENCH_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}" --suite full \
         --anchors fa3 --rounds "${COST_ROUNDS:-2}" 2>&1 | tee "$OUT/foreign_cost.log" ;;
+    self02)
+      k=kernels/attn_fwd/ladder/02_mma.cu
+      WORKBENCH_FOREIGN_CHECK=all /usr/bin/time -f "wall %e s" python3 -m workbench.cli check $k --suite full \
+        --anchors fa3,cudnn,fa2 --baseline $k --json "$OUT/ladder_02_mma_full.json" --traces '' > "$OUT/ladder_02_mma_full.log" 2>&1
+      summary "02_mma full" "$OUT/ladder_02_mma_full.log"; grep -E "^wall|FAIL|^timing|foreign-kernel check" "$OUT/ladder_02_mma_full.log" | head -8 ;;
+    costs)
+      k=${COST_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}
+      for way in "as-is WORKBENCH_FOREIGN_CHECK=all" "foreign-off WORKBENCH_FOREIGN_CHECK=off" "sandbox-off WORKBENCH_SANDBOX=off WORKBENCH_FOREIGN_CHECK=all"; do
+        set -- $way; name=$1; shift
+        env "$@" python3 -m workbench.cli check $k --suite full --anchors fa3,cudnn,fa2 --baseline $k \
+          --json "$OUT/cost_$name.json" --traces '' > "$OUT/cost_$name.log" 2>&1
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f'{sys.argv[2]:<12} wall {r[\"wall_s\"]:7.1f} s  x FA3 {r[\"geomeans\"][\"overall\"].get(\"fa3\")}  sandbox {r.get(\"versions\",{}).get(\"sandbox\")}')" "$OUT/cost_$name.json" "$name"
+        grep -E "foreign-kernel check" "$OUT/cost_$name.log" | head -2
+      done ;;
     diag)
       timeout "${DIAG_TIMEOUT:-200}" python3 scripts/devtime_diag.py 2>&1 | tee "$OUT/devtime_diag.log" | tail -30 ;;
     quick)
       timeout "${QUICK_TIMEOUT:-300}" python3 -m pytest -m gpu -n "${QUICK_WORKERS:-8}" -p no:cacheprovider -rfE -q \
         tests/test_gpu.py tests/test_gpu_tools.py tests/test_security.py tests/test_gpu_result_line.py \
-        tests/test_wgmma_gemm_bench.py -k "not passes_full and not twice" > "$OUT/pytest_quick.log" 2>&1
+        tests/test_wgmma_gemm_bench.py -k "${QUICK_K:-not passes_full and not twice}" > "$OUT/pytest_quick.log" 2>&1
       grep -E "passed|failed|^FAILED|^ERROR" "$OUT/pytest_quick.log" | tail -25 ;;
     ncu)
       k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}

@@ -58,6 +58,26 @@ def test_build_cache_errors_and_arch(tmp_path):
 
 
 @needs_nvcc
+def test_a_cached_build_is_found_where_it_lies_not_through_a_removed_link(tmp_path):
+    """Two cache folders share one build folder through links (the GPU proof does this); the first is removed.
+    A hit from the second must name the library's real path, not the path recorded through the first."""
+    src, shared = tmp_path / "k.cu", tmp_path / "shared_build"
+    src.write_text(MINIMAL)
+    shared.mkdir()
+    first, second = tmp_path / "first", tmp_path / "second"
+    for cache in (first, second):
+        cache.mkdir()
+        (cache / "build").symlink_to(shared, target_is_directory=True)
+    built = build_kernel(src, cache_dir=first)
+    assert built.ok and Path(built.so_path).is_file() and not Path(built.so_path).is_symlink()
+    (first / "build").unlink()
+    first.rmdir()
+    again = build_kernel(src, cache_dir=second)
+    assert again.cached and Path(again.so_path).is_file()
+    assert Path(again.so_path) == (shared / Path(again.so_path).parent.name / "kernel.so").resolve()
+
+
+@needs_nvcc
 def test_planted_forbidden_include_is_refused(tmp_path):
     src = tmp_path / "cheat.cu"
     src.write_text("#include <cublas_v2.h>\n" + MINIMAL)

@@ -97,11 +97,12 @@ def _out_dir() -> Path:
 
 
 def _markdown(rows: list[dict], header: str) -> str:
-    lines = [header, "", "| shape | implementation | harness median us (method) | profiler GPU sum us | profiler span us "
+    lines = [header, "", "| shape | implementation | harness median us (method) | harness p10-p90 (n) | profiler GPU sum us | profiler span us "
              "| difference | allowed | in-process graph replay us: in-graph / around | call us | ok |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['impl']} | {r['harness_us']:.1f} ({r['method']}) | {r['profiler_sum_us']:.1f} "
+        lines.append(f"| {r['shape']} | {r['impl']} | {r['harness_us']:.1f} ({r['method']}) "
+                     f"| {r['harness_p10_us']:.1f}-{r['harness_p90_us']:.1f} ({r['harness_n']}) | {r['profiler_sum_us']:.1f} "
                      f"| {r['profiler_span_us']:.1f} | {r['diff_us']:+.1f} | {r['allowed_us']:.1f} "
                      f"| {r['inproc_inner_us']:.1f} / {r['inproc_outer_us']:.1f} | {r['call_us']:.1f} "
                      f"| {'yes' if r['ok'] else 'NO'} |")
@@ -154,6 +155,7 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path):
                 st = harness[(s.name, name)]
                 allowed = max(REL_TOL * total, ABS_TOL_US)
                 rows.append(dict(shape=s.name, impl=name, harness_us=st.median_us, method=st.method,
+                                 harness_p10_us=st.p10_us, harness_p90_us=st.p90_us, harness_n=st.n,
                                  call_us=st.call_us if st.call_us is not None else float("nan"),
                                  profiler_sum_us=total, profiler_span_us=span, kernels=profiled[0][2],
                                  diff_us=st.median_us - total, allowed_us=allowed,
@@ -162,7 +164,7 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path):
     gpu = torch.cuda.get_device_name()
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     header = (f"Harness median vs torch.profiler GPU time of one call, {gpu}, {date}, torch {torch.__version__}, "
-              f"timing {result.versions.get('timing')}; command: `python3 -m pytest -m gpu "
+              f"timing {result.versions.get('timing')} (tare {result.versions.get('timing_tare_us')} us); command: `python3 -m pytest -m gpu "
               f"tests/test_gpu_device_time.py -q -s`; tolerance max({REL_TOL:.0%}, {ABS_TOL_US:g} us)")
     table = _markdown(rows, header)
     print("\n" + table, flush=True)

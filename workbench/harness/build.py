@@ -306,6 +306,9 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
     if so_path.exists() and meta_path.exists():
         cached = BuildResult.from_dict(json.loads(meta_path.read_text()))
         cached.cached, cached.source = True, str(path)
+        # where it lies now: the recorded path may run through another cache folder's link to a shared build
+        # folder, gone since (and a contained worker binds real folders only)
+        cached.so_path = str(so_path.resolve())
         # the same text may have been built under another name first (e.g. artifacts/<sha>.cu)
         cached.summary = _summarise(True, cached.errors, [], cached.resources, path.name)
         return cached
@@ -342,7 +345,7 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
             result.errors.append(CompileError(path.name, None, "error", tail[0][:300]))
     result.summary = _summarise(result.ok, result.errors, result.forbidden, result.resources, path.name)
     if result.ok:
-        result.so_path = str(so_path)
+        result.so_path = str(so_path.resolve())
         meta_path.write_text(json.dumps(result.to_dict()))
     return result
 
