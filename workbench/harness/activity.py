@@ -8,6 +8,7 @@ the stand-ins report through cpu_device.report, so the same check runs end to en
 """
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -38,8 +39,10 @@ def recording(device: str) -> Iterator[list[str]]:
         return
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        yield names
+    with warnings.catch_warnings():   # "Profiler clears events at the end of each cycle": one cycle here
+        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            yield names
     names.extend(_device_event_names(prof))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,12 @@ def _stderr_tail(path: str, lines: int = 3) -> str:
             text = [l.strip() for l in handle.read().splitlines() if l.strip()]
     except OSError:
         return ""
-    return " | ".join(text[-lines:])[:400]
+    text = [l for l in text if not _NOISE.search(l)]
+    return " | ".join(text[-lines:])[:800]
+
+
+# torch's own warnings in a worker's stderr (the profiler's, printed on GPU machines) are not why it failed
+_NOISE = re.compile(r"UserWarning: Warning: Profiler clears events|^_warn_once\(")
 
 
 def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress,
