@@ -104,10 +104,52 @@ def main() -> int:
         read("5 fresh buffers (seed 1000)", y, out2)
         time.sleep(5)
         read("6 after 5 s idle", y, out2)
+        pattern_rows = worker_pattern(kernels["02_mma"], timer)
     out_dir = Path(os.environ.get("OUT") or ROOT / ".cache")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "devtime_probe.json").write_text(json.dumps({"shape": SHAPE, "rows": rows}, indent=1))
+    (out_dir / "devtime_probe.json").write_text(json.dumps({"shape": SHAPE, "rows": rows, "pattern": pattern_rows}, indent=1))
     return 0
+
+
+def worker_pattern(kernel, timer) -> list[dict]:
+    """02_mma timed the way the worker times a candidate, one ingredient at a time (ScenarioRun.time_kernel:
+    two input sets, new contents and poisoned outputs before every sample, the output checked after)."""
+    import torch
+    from workbench.harness.problem import Problem
+    from workbench.harness.reference import Inputs, reference, sample_rows
+    from workbench.harness.scenarios import load_suite
+    from workbench.harness.verify import GuardedOutputs, errors_against
+
+    tol = Problem.load().tolerances
+    rows = []
+    for name in ("C_s100_d128_c1", "D_cross_q1k_k77_d64"):
+        s = next(x for x in load_suite("full") if x.name == name)
+        sets = [Inputs.allocate(s, "cuda") for _ in range(2)]
+        for j, x in enumerate(sets):
+            x.fill(7 + j)
+        outs = [GuardedOutputs(s, "cuda", 16) for _ in sets]
+        rng = torch.Generator().manual_seed(3)
+        counter = iter(range(10**6))
+        refill = lambda i: sets[i].fill(100 + next(counter))
+
+        def check(i):
+            rows_ = sample_rows(s, tol.original_rows, 0, rng)
+            errors_against(outs[i].o, outs[i].lse, reference(s, sets[i], rows_), s)
+
+        launch = lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s)
+        variants = [("A 1 set, nothing around", 1, None, None),
+                    ("B 2 sets, nothing around", 2, None, None),
+                    ("C 2 sets, poison before", 2, lambda i: outs[i].poison(), None),
+                    ("D 2 sets, refill + poison before", 2, lambda i: (refill(i), outs[i].poison()), None),
+                    ("E 2 sets, refill + poison, check after (worker)", 2, lambda i: (refill(i), outs[i].poison()), check),
+                    ("F 1 set, check after", 1, None, check),
+                    ("G 1 set, nothing around (again)", 1, None, None)]
+        for label, n, before, after in variants:
+            st = timer.time(launch, before=before, after=after, n_sets=n)
+            rows.append(dict(shape=name, variant=label, us=st.median_us, p10=st.p10_us, p90=st.p90_us, n=st.n))
+            print(f"{name:<20} {label:<50} {st.median_us:6.1f} us ({st.p10_us:.1f}-{st.p90_us:.1f}, n {st.n})",
+                  flush=True)
+    return rows
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def test_h200_stdout_is_one_run_with_fa3(tmp_path):
                            "--suite", "smoke", "--anchors", "fa3", "--traces", "", "--json", str(tmp_path / "r.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                              filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))))   # keep the wheels' site
+                              filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))))   # keep the wheels' site
     out = proc.stdout + proc.stderr
     if os.environ.get("OUT"):
         Path(os.environ["OUT"], "h200_02_mma_smoke_result_line.txt").write_text(out)
