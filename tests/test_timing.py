@@ -64,6 +64,27 @@ def test_a_capturable_call_is_timed_by_graph_replay_and_its_call_time_kept_apart
     assert timer.last["method"] == GRAPH_REPLAY and len(timer.last["call_us"]) == 3
 
 
+def test_a_checked_implementation_is_primed_by_an_untimed_replay_before_each_sample():
+    events = []
+
+    def launch(i):
+        events.append(("replay" if cpu_device.replaying() else "capture" if cpu_device.capturing() else "call", i))
+        return 0
+
+    timer = Timer("cpu", FAST)
+    stats = timer.time(launch, before=lambda i: events.append(("before", i)), n_sets=2,
+                       after=lambda i: events.append(("after", i)), prime=True)
+    assert stats.n == 8 and timer.last["primed"] == 8
+    timed = events[events.index(("capture", 1)) + 7:]    # past the two untimed upload samples (3 events each)
+    assert len(timed) == 32
+    # every timed replay follows an untimed one of its own set, and before(i) (the poison) comes between them
+    for k in range(8):
+        assert timed[4 * k: 4 * k + 4] == [("replay", k % 2), ("before", k % 2), ("replay", k % 2), ("after", k % 2)]
+    plain = Timer("cpu", FAST)
+    plain.time(launch, n_sets=2)
+    assert plain.last["primed"] == 0
+
+
 def test_an_anchor_returning_tensors_is_not_an_error_code():
     stats = Timer("cpu", FAST).time(lambda i: (torch.zeros(2), None))
     assert stats.method == GRAPH_REPLAY

@@ -37,7 +37,7 @@ from workbench.harness.result import Stats
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
 # are never mixed with these. Bump it whenever what a timed figure means changes.
-TIMING_VERSION = "device-time-2"   # 2: the in-graph event pair's tare is subtracted
+TIMING_VERSION = "device-time-3"   # 2: the event pair's tare subtracted; 3: checked samples primed
 GRAPH_REPLAY = "graph_replay"              # events inside the captured graph: first to last GPU work of the call
 GRAPH_REPLAY_OUTER = "graph_replay_outer"  # events around the graph launch (where in-graph events are unusable)
 EVENTS_DELAYED = "events_delayed"          # not capturable: events around the call, behind a GPU delay kernel
@@ -286,10 +286,17 @@ class Timer:
 
     # ---- the whole measurement ---------------------------------------------------------------------------
     def time(self, launch: Callable[[int], object], before: Optional[Callable[[int], None]] = None,
-             n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None) -> Stats:
+             n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None,
+             prime: bool = False) -> Stats:
         """launch(i) enqueues one call on input set i (a kernel returns 0 or an error code); before(i) and
         after(i) run untimed around every call and replay (new input contents and poisoned outputs before,
-        a check of what was written after)."""
+        a check of what was written after).
+
+        prime: replay (or call) the implementation once more, untimed, after each after(i) and before the next
+        before(): the GPU work of a check (an fp32 reference with cuBLAS) leaves the SMs in another state, and
+        the next replay read 3.5-4.5 us slower for it on the H200 (02_mma, C_s100_d128_c1 7.0 -> 11.2 us,
+        D_cross_q1k_k77_d64 18.0 -> 21.3; scripts/devtime_probe.py, 2026-12-01). Primed, each sample starts
+        as an anchor's does, after a call of its own, with the L2 still flushed before it."""
         cfg = self.cfg
         n_sets = max(1, n_sets or cfg.input_sets)
         before = before or (lambda i: None)
@@ -332,11 +339,22 @@ class Timer:
             before(i)
             sample(i)
             after(i)
+        def again(i: int) -> None:           # untimed; its outputs are poisoned by before(i) next
+            if graphs:
+                g = graphs[i]
+                getattr(g, "graph", g).replay()
+            else:
+                launch(i)
+
         self.last["outer_us"] = []
+        self.last["primed"] = 0
         samples: list[float] = []
         spent_s = 0.0
         while len(samples) < cfg.max_reps:
             i = len(samples) % n_sets
+            if prime:
+                again(i)
+                self.last["primed"] += 1
             before(i)
             us = sample(i)
             after(i)

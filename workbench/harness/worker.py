@@ -152,7 +152,7 @@ class ScenarioRun:
                 problems.append(f"a timed launch (new inputs, verification passed) has rel L2 {errs.rel_l2:.2e}")
 
         stats = self.timer.time(lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s), before=before,
-                                n_sets=len(sets), after=after)
+                                n_sets=len(sets), after=after, prime=check_outputs)
         return stats, (problems[0] if problems else "")
 
     def time_anchor(self, name: str, anchor, s: Scenario, sets: list[Inputs], refs: list[Reference]):
