@@ -76,10 +76,11 @@ def test_a_checked_implementation_is_primed_by_an_untimed_replay_before_each_sam
                        after=lambda i: events.append(("after", i)), prime=True)
     assert stats.n == 8 and timer.last["primed"] == 8
     timed = events[events.index(("capture", 1)) + 7:]    # past the two untimed upload samples (3 events each)
-    assert len(timed) == 32
-    # every timed replay follows an untimed one of its own set, and before(i) (the poison) comes between them
+    assert len(timed) == 40
+    # every timed replay follows an untimed one of its own set, each after its own before(i) (new contents, poison)
     for k in range(8):
-        assert timed[4 * k: 4 * k + 4] == [("replay", k % 2), ("before", k % 2), ("replay", k % 2), ("after", k % 2)]
+        i = k % 2
+        assert timed[5 * k: 5 * k + 5] == [("before", i), ("replay", i), ("before", i), ("replay", i), ("after", i)]
     plain = Timer("cpu", FAST)
     plain.time(launch, n_sets=2)
     assert plain.last["primed"] == 0

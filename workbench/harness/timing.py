@@ -296,7 +296,8 @@ class Timer:
         before(): the GPU work of a check (an fp32 reference with cuBLAS) leaves the SMs in another state, and
         the next replay read 3.5-4.5 us slower for it on the H200 (02_mma, C_s100_d128_c1 7.0 -> 11.2 us,
         D_cross_q1k_k77_d64 18.0 -> 21.3; scripts/devtime_probe.py, 2026-12-01). Primed, each sample starts
-        as an anchor's does, after a call of its own, with the L2 still flushed before it."""
+        as an anchor's does, after a call of its own, with the L2 still flushed before it. The primed call
+        runs between two before(i), so every call sees new contents and the timed one poisoned outputs."""
         cfg = self.cfg
         n_sets = max(1, n_sets or cfg.input_sets)
         before = before or (lambda i: None)
@@ -339,7 +340,7 @@ class Timer:
             before(i)
             sample(i)
             after(i)
-        def again(i: int) -> None:           # untimed; its outputs are poisoned by before(i) next
+        def again(i: int) -> None:           # untimed; before(i) gives the timed sample new contents after it
             if graphs:
                 g = graphs[i]
                 getattr(g, "graph", g).replay()
@@ -352,7 +353,8 @@ class Timer:
         spent_s = 0.0
         while len(samples) < cfg.max_reps:
             i = len(samples) % n_sets
-            if prime:
+            if prime:                         # its own contents and outputs: before(i) again after it
+                before(i)
                 again(i)
                 self.last["primed"] += 1
             before(i)
