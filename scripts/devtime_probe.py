@@ -78,6 +78,10 @@ def main() -> int:
             print(f"{label:<34} {name:<9} timer {st.median_us:7.1f} us ({st.p10_us:.1f}-{st.p90_us:.1f})  "
                   f"profiler {statistics.median(prof):7.1f} us  clock {before:6.0f} -> {after:6.0f} MHz", flush=True)
 
+    if os.environ.get("PROBE_PATTERN_ONLY"):
+        with torch.cuda.stream(stream):
+            worker_pattern(kernels["02_mma"], timer)
+        return 0
     with torch.cuda.stream(stream):
         x = Inputs.allocate(s, "cuda")
         x.fill(1000)
@@ -137,15 +141,26 @@ def worker_pattern(kernel, timer) -> list[dict]:
             errors_against(outs[i].o, outs[i].lse, reference(s, sets[i], rows_), s)
 
         launch = lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s)
+        spin = lambda us: torch.cuda._sleep(int(us * 1800))     # ~1.8 GHz: a busy GPU, not an exact delay
+        worker_before = lambda i: (refill(i), outs[i].poison())
         variants = [("A 1 set, nothing around", 1, None, None),
+                    ("E 2 sets, refill + poison, check after (worker)", 2, worker_before, check, False),
+                    ("P E primed (the harness since device-time-3)", 2, worker_before, check, True),
+                    ("S E primed + 300 us spin before the flush", 2, lambda i: (worker_before(i), spin(300)), check, True),
+                    ("T E + 2 ms spin before the flush, not primed", 2, lambda i: (worker_before(i), spin(2000)), check, False),
+                    ("A2 1 set, nothing around (again)", 1, None, None)]
+        if os.environ.get("PROBE_PATTERN_ONLY"):
+            variants = [v if len(v) == 5 else (*v, False) for v in variants]
+        else:
+            variants = [("A 1 set, nothing around", 1, None, None),
                     ("B 2 sets, nothing around", 2, None, None),
                     ("C 2 sets, poison before", 2, lambda i: outs[i].poison(), None),
                     ("D 2 sets, refill + poison before", 2, lambda i: (refill(i), outs[i].poison()), None),
                     ("E 2 sets, refill + poison, check after (worker)", 2, lambda i: (refill(i), outs[i].poison()), check),
                     ("F 1 set, check after", 1, None, check),
                     ("G 1 set, nothing around (again)", 1, None, None)]
-        for label, n, before, after in variants:
-            st = timer.time(launch, before=before, after=after, n_sets=n)
+        for label, n, before, after, *primed in variants:
+            st = timer.time(launch, before=before, after=after, n_sets=n, prime=bool(primed and primed[0]))
             rows.append(dict(shape=name, variant=label, us=st.median_us, p10=st.p10_us, p90=st.p90_us, n=st.n))
             print(f"{name:<20} {label:<50} {st.median_us:6.1f} us ({st.p10_us:.1f}-{st.p90_us:.1f}, n {st.n})",
                   flush=True)
