@@ -50,8 +50,11 @@
 // Where it stands: non-causal 0.93-0.98x FA3 per (category, head_dim), causal 0.82-0.94x. At 16k the
 // causal/non-causal time ratio is 0.51-0.54 (FA3 0.50): the masked blocks are not the gap; at 1k-4k it is
 // 0.57-0.74 (FA3 0.52-0.68): the fixed cost of short causal tiles (start-up, first S GEMM alone, epilogue).
+// SASS of the harness's build (cuobjdump, H200): HGMMA 212, UTMALDG 126, USETMAXREG 14, HMMA 0, LDL/STL 0.
+// ncu on the worst shape C_s1000_d64_c1 (27.2 us): 256 causal CTAs at 1 CTA/SM = 1.94 waves, SMs active 65 %
+// of the elapsed cycles, issue slots 24 %: a tail and latency limit, not a pipe limit (docs/kernel_ladder.md).
 //
-// Next rung should fix: d64 (0.80-0.93x: FA3 runs three consumer warpgroups of 64 rows there, and the
+// Next rung should fix: a balanced persistent schedule for causal grids under 1024 tiles (the tail above); d64 (0.80-0.93x: FA3 runs three consumer warpgroups of 64 rows there, and the
 // exponentials need them), and the fixed per-tile cost of short causal tiles (overlap the epilogue of
 // one warpgroup with the other's next tile; a dynamic scheduler that keeps the heads' K/V in L2).
 //
