@@ -42,6 +42,11 @@
 //   128- instead of 192-key blocks for d64 non-causal: 0.865 vs 0.861, noise. Both knobs stay at 0/192.
 // - v4 (mirrored causal pairs per CTA for unsplit grids of >= 1024 tiles; A/B on dev26's 14 causal shapes:
 //   pairs everywhere 0.931 vs 0.961 without, +3-7 % on the large grids, D_prefill_q512 with 4 splits halved).
+// - v5, prepared, NOT yet measured (knob CAUSAL_ORDER, default 0 = the measured v4 order): causal grids that
+//   are not paired and whose K/V fit in L2 (<= 16 MB) hand out every head's longest query block first.
+//   Prediction: C_s1000_d64_c1 (256 tiles, 1.94 waves, SMs active 65 % of its 27.2 us by ncu) +15-20 %, the
+//   other small causal shapes of C and A +5-15 %, nothing else moves (the condition is false there). Test:
+//   ladder_bench `04_pingpong.cu` against `04_pingpong.cu:CAUSAL_ORDER=1` on full's causal shapes.
 // Harness, the official figure (H200, 2026-12-01, `workbench check kernels/attn_fwd/ladder/04_pingpong.cu
 // --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`, device time, scripts/gpu_final.sh): 182/182 pass;
 // geomean x FA3 0.939 (A 0.889, B 0.910, C 0.882, D 1.115), x cuDNN 1.124, x FA2 1.775; best
@@ -99,6 +104,9 @@
 #ifndef CAUSAL_PAIRS
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
+#ifndef CAUSAL_ORDER
+#define CAUSAL_ORDER 0      // @knob CAUSAL_ORDER 0 {0,1}  causal, unpaired: 1 = every head's longest query blocks first while all K/V fit in L2
+#endif
 #ifndef DYNAMIC_SCHED
 #define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
 #endif
@@ -129,6 +137,7 @@ struct Params {
     int n_mblocks, n_splits, blocks_per_split;
     int dynamic;      // persistent CTAs take their next tile from an atomic counter (else static striding)
     int pairs;        // causal, one CTA per pair of query blocks (m, n_mblocks - 1 - m) of one head
+    int block_major;  // causal: tile ids run over every head's block n-1 first, then n-2, ... (longest first)
     float scale_log2;
 };
 
@@ -371,6 +380,13 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
             t.m_block = (id - G) % P2;
             rest = (id - G) / P2;
         }
+    } else if (p.block_major) {
+        // longest-processing-time-first over the whole grid: the hardware hands the long blocks of every
+        // head out in the first wave and the short ones fill the tail (head-major order left some heads'
+        // longest blocks for the last wave: C_s1000_d64_c1, 1.94 waves, SMs active 65 % of the time)
+        const int per_block = p.n_splits * p.batch * p.heads_q;
+        t.m_block = p.n_mblocks - 1 - id / per_block;
+        rest = id % per_block;
     } else {
         t.m_block = id % p.n_mblocks;
         if (p.causal) t.m_block = p.n_mblocks - 1 - t.m_block;
@@ -978,6 +994,10 @@ int launch(const Call& a, cudaStream_t stream) {
     // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
+    // block-major only while every head's K and V fit in a third of the 50 MB L2 together: beyond that the
+    // head-major order's K/V reuse between neighbouring CTAs is worth more than the balance
+    const long long kv_bytes = 2LL * a.batch * a.heads_kv * a.seqlen_k * C::D * 2;
+    p.block_major = CAUSAL_ORDER && a.causal && !p.pairs && kv_bytes <= (16LL << 20);
     p.dynamic = C::DYNAMIC && persistent && ctas_launched < grid &&
                 (DYNAMIC_SCHED == 2 || (DYNAMIC_SCHED == 1 && a.causal));
     attn_wgmma_kernel<C><<<(unsigned)ctas_launched, kThreads, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
