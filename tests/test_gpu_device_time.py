@@ -97,12 +97,14 @@ def _out_dir() -> Path:
 
 
 def _markdown(rows: list[dict], header: str) -> str:
-    lines = [header, "", "| shape | implementation | harness median us (method) | harness p10-p90 (n) | profiler GPU sum us | profiler span us "
+    lines = [header, "", "| shape | implementation | harness median us (method) | harness p10-p90 (n) | SM clock MHz (harness / in-process) | profiler GPU sum us | profiler span us "
              "| difference | allowed | in-process graph replay us: in-graph / around | call us | ok |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['shape']} | {r['impl']} | {r['harness_us']:.1f} ({r['method']}) "
-                     f"| {r['harness_p10_us']:.1f}-{r['harness_p90_us']:.1f} ({r['harness_n']}) | {r['profiler_sum_us']:.1f} "
+                     f"| {r['harness_p10_us']:.1f}-{r['harness_p90_us']:.1f} ({r['harness_n']}) "
+                     f"| {r['harness_clock_mhz'] or float('nan'):.0f} / {r['inproc_clock_mhz'] or float('nan'):.0f} "
+                     f"| {r['profiler_sum_us']:.1f} "
                      f"| {r['profiler_span_us']:.1f} | {r['diff_us']:+.1f} | {r['allowed_us']:.1f} "
                      f"| {r['inproc_inner_us']:.1f} / {r['inproc_outer_us']:.1f} | {r['call_us']:.1f} "
                      f"| {'yes' if r['ok'] else 'NO'} |")
@@ -156,6 +158,7 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path):
                 allowed = max(REL_TOL * total, ABS_TOL_US)
                 rows.append(dict(shape=s.name, impl=name, harness_us=st.median_us, method=st.method,
                                  harness_p10_us=st.p10_us, harness_p90_us=st.p90_us, harness_n=st.n,
+                                 harness_clock_mhz=st.clock_mhz, inproc_clock_mhz=inproc.clock_mhz,
                                  call_us=st.call_us if st.call_us is not None else float("nan"),
                                  profiler_sum_us=total, profiler_span_us=span, kernels=profiled[0][2],
                                  diff_us=st.median_us - total, allowed_us=allowed,

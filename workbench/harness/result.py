@@ -27,7 +27,8 @@ class Stats:
     (timing.GRAPH_REPLAY, GRAPH_REPLAY_OUTER or EVENTS_DELAYED; "" for figures recorded before device timing,
     when every sample was events around the Python call). `call_us` is the median wall time of one plain call
     until its GPU work is done (host overhead included): reported beside the device time, never in a geomean.
-    `note` says why a call could not be captured into a CUDA graph, when it could not."""
+    `note` says why a call could not be captured into a CUDA graph, when it could not. `clock_mhz`: the SM clock
+    around the samples (clocks are not locked on the machines this runs on; a row timed at a low clock says so)."""
     median_us: float
     p10_us: float
     p90_us: float
@@ -37,6 +38,7 @@ class Stats:
     method: str = ""
     call_us: Optional[float] = None
     note: str = ""
+    clock_mhz: Optional[float] = None   # the SM clock read just before and after the samples (mean; GPU only)
 
     @classmethod
     def from_samples(cls, samples_us: list[float]) -> "Stats":

@@ -20,6 +20,8 @@ the stream usable) and timed with `events_delayed`: a GPU spin kernel longer tha
 before the start event, so the host call overlaps it and only the call's GPU work lies between the events.
 Every number is a `Stats` (median, p10, p90, mean, std-err, n, method, call_us, note).
 
+The capture itself, and the clean-up after one that failed, is graph_capture.py.
+
 On the CPU (tests, stand-in kernels) the same logic runs against `cpu_device`: its `Graph` re-runs the call
 on replay, and a call that synchronizes or leaves the stream during capture fails it; times are wall clock.
 """
@@ -33,6 +35,7 @@ from typing import Callable, Optional
 
 import torch
 
+from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line
 from workbench.harness.result import Stats
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
@@ -64,33 +67,13 @@ class TimingConfig:
 
 
 TARE_SAMPLES = 21
+CLOCK_PROBE_CYCLES = 200_000
 MIN_TARED_US = 0.05    # a call whose work reads no longer than the empty event pair still took some time
 
 
 def tared(reading_us: float, tare_us: float) -> float:
     """An in-graph reading less the event pair's own zero offset (never below MIN_TARED_US)."""
     return max(reading_us - tare_us, MIN_TARED_US)
-
-
-class CaptureFailed(Exception):
-    """The call could not be captured into a graph; the message says why, in one line."""
-
-
-def _one_line(err: object) -> str:
-    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    name = type(err).__name__ if isinstance(err, BaseException) else ""
-    return (f"{name}: {text}" if name else text)[:160]
-
-
-def _failed_rc(rc) -> bool:
-    """A kernel's non-zero return code fails a capture; an anchor returns tensors, which is not a code."""
-    return isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
-
-
-@dataclass
-class _CudaGraph:
-    graph: object                 # torch.cuda.CUDAGraph
-    inner: Optional[tuple]        # (start, end) events recorded inside the graph, or None
 
 
 class Timer:
@@ -140,12 +123,12 @@ class Timer:
         try:
             rc = graph.capture(lambda: launch(i))
         except Exception as err:
-            raise CaptureFailed(_one_line(err)) from None
-        if _failed_rc(rc):
+            raise CaptureFailed(one_line(err)) from None
+        if failed_rc(rc):
             raise CaptureFailed(f"the call returned error code {rc} during capture")
         return graph
 
-    def _capture_cuda(self, launch, i: int) -> _CudaGraph:
+    def _capture_cuda(self, launch, i: int) -> CudaGraph:
         if self.inner_events_ok is False:
             return self._capture_cuda_once(launch, i, with_inner=False)
         try:
@@ -157,56 +140,11 @@ class Timer:
         self.inner_events_ok = False          # the call captures, the in-graph events do not: time around it
         return graph
 
-    def _capture_cuda_once(self, launch, i: int, with_inner: bool) -> _CudaGraph:
-        inner = None
-        if with_inner:
-            try:
-                inner = self._events(external=True)
-                for event in inner:          # create the CUDA events now: creation is no business of a capture
-                    event.record()
-            except (TypeError, RuntimeError):  # this torch has no external events
-                inner, self.inner_events_ok = None, False
-        torch.cuda.synchronize()
-        try:     # keep_graph: instantiate apart, so a failed capture_end always means "the pool is ours to free"
-            graph, separate_instantiate = torch.cuda.CUDAGraph(keep_graph=True), True
-        except TypeError:
-            graph, separate_instantiate = torch.cuda.CUDAGraph(), False
-        pool = torch.cuda.graph_pool_handle()
-        error, rc, ended = None, 0, False
-        try:
-            graph.capture_begin(pool=pool)   # capture_error_mode "global": unsafe calls fail the capture
-        except Exception as err:
-            _release_pool(pool)
-            raise CaptureFailed(f"capture_begin: {_one_line(err)}") from None
-        try:
-            if inner:
-                inner[0].record()
-            rc = launch(i)
-            if inner:
-                inner[1].record()
-        except Exception as err:             # torch refuses an op during capture, or the call raised
-            error = _one_line(err)
-        try:
-            graph.capture_end()               # ends the capture even when it was invalidated
-            ended = True
-        except Exception as err:
-            error = error or _one_line(err)
-        if not ended:                         # torch only gives the pool back after a successful capture
-            _release_pool(pool)
-        if error is None and _failed_rc(rc):
-            error = f"the call returned error code {rc} during capture"
-        if error is None and separate_instantiate:
-            try:
-                graph.instantiate()
-            except Exception as err:
-                error = f"instantiate: {_one_line(err)}"
-        if error is not None:
-            del graph
-            if torch.cuda.is_current_stream_capturing():
-                raise RuntimeError(f"CUDA stream still capturing after a failed capture ({error})")
-            torch.cuda.synchronize()          # raises only if the context is lost: a real fault, not ours to hide
-            raise CaptureFailed(error)
-        return _CudaGraph(graph, inner)
+    def _capture_cuda_once(self, launch, i: int, with_inner: bool) -> CudaGraph:
+        graph, inner_ok = capture_cuda(launch, i, with_inner)
+        if inner_ok is False:             # this torch has no external events
+            self.inner_events_ok = False
+        return graph
 
     def _tare(self) -> float:
         """Median reading of the in-graph event pair with no work between them (flushed L2, like a sample)."""
@@ -270,6 +208,19 @@ class Timer:
         end.record()
         torch.cuda.synchronize()
         return start.elapsed_time(end) * 1000.0
+
+    def clock_mhz(self) -> Optional[float]:
+        """The SM clock now: a torch.cuda._sleep of known cycles between two events (~100 us at 2 GHz)."""
+        if not self.cuda:
+            return None
+        start, end = self._events()
+        torch.cuda._sleep(2000)           # the events' first launch costs are not in the reading
+        start.record()
+        torch.cuda._sleep(CLOCK_PROBE_CYCLES)
+        end.record()
+        torch.cuda.synchronize()
+        us = start.elapsed_time(end) * 1000.0
+        return CLOCK_PROBE_CYCLES / us if us > 0 else None
 
     def _cycles_per_us(self) -> float:
         if self.cycles_per_us is None:
@@ -347,6 +298,7 @@ class Timer:
             else:
                 launch(i)
 
+        clock_before = self.clock_mhz()
         self.last["outer_us"] = []
         self.last["primed"] = 0
         samples: list[float] = []
@@ -367,6 +319,7 @@ class Timer:
                 break
             if n >= cfg.min_reps and Stats.from_samples(samples).rel_stderr < cfg.target_rel_stderr:
                 break
+        clocks = [c for c in (clock_before, self.clock_mhz()) if c]
         if not graphs:
             method = EVENTS_DELAYED
         elif self.cuda and any(g.inner is None for g in graphs):
@@ -374,26 +327,7 @@ class Timer:
         else:
             method = GRAPH_REPLAY
         del graphs                  # frees each graph and its memory pool
-        self.last.update(method=method, samples_us=samples, call_us=calls, note=note)
-        return dataclasses.replace(Stats.from_samples(samples), method=method, call_us=call_us, note=note)
-
-
-def _release_pool(pool) -> None:
-    """Undo what CUDAGraph.capture_begin did to the caching allocator when the capture did not end well:
-    stop routing allocations to the graph's pool and let the pool be freed (torch does this only after a
-    successful capture_end; without it the allocator thinks a capture is still under way)."""
-    device = torch.cuda.current_device()
-    for name in ("_cuda_endAllocateToPool", "_cuda_endAllocateCurrentStreamToPool"):
-        end = getattr(torch._C, name, None)
-        if end is not None:
-            try:
-                end(device, pool)
-                break
-            except (RuntimeError, TypeError):
-                continue
-    release = getattr(torch._C, "_cuda_releasePool", None)
-    if release is not None:
-        try:
-            release(device, pool)
-        except (RuntimeError, TypeError):
-            pass
+        clock = round(sum(clocks) / len(clocks), 1) if clocks else None
+        self.last.update(method=method, samples_us=samples, call_us=calls, note=note, clock_mhz=clocks)
+        return dataclasses.replace(Stats.from_samples(samples), method=method, call_us=call_us, note=note,
+                                   clock_mhz=clock)
