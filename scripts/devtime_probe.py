@@ -47,14 +47,12 @@ def main() -> int:
     stream = torch.cuda.Stream()
     rows = []
 
-    def clock_mhz() -> float:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(2000)
-        start.record()
-        torch.cuda._sleep(200_000)
-        end.record()
-        torch.cuda.synchronize()
-        return 200_000 / (start.elapsed_time(end) * 1000.0)
+    clock_mhz = timer.clock_mhz
+
+    def fresh(seed: int):
+        x = Inputs.allocate(s, "cuda")
+        x.fill(seed)
+        return x, GuardedOutputs(s, "cuda", 16)
 
     def read(label: str, x, out) -> None:
         for name, k in kernels.items():
@@ -83,9 +81,7 @@ def main() -> int:
             worker_pattern(kernels["02_mma"], timer)
         return 0
     with torch.cuda.stream(stream):
-        x = Inputs.allocate(s, "cuda")
-        x.fill(1000)
-        out = GuardedOutputs(s, "cuda", 16)
+        x, out = fresh(1000)
         read("1 new inputs (seed 1000)", x, out)
         x.fill(0)
         read("2 same buffers, seed 0", x, out)
@@ -102,9 +98,7 @@ def main() -> int:
                 a @ a
             torch.cuda.synchronize()
         read("4 after 2 s of matmul load", x, out)
-        y = Inputs.allocate(s, "cuda")
-        y.fill(1000)
-        out2 = GuardedOutputs(s, "cuda", 16)
+        y, out2 = fresh(1000)
         read("5 fresh buffers (seed 1000)", y, out2)
         time.sleep(5)
         read("6 after 5 s idle", y, out2)
