@@ -15,6 +15,8 @@
 #   quick   pytest -m gpu -n 8: every gpu test but the `full`-suite ones, the twice spread and the proof (xdist)
 #   self02  02_mma on full with FA3, cuDNN and FA2, its own baseline (the original's slow timings not needed for x FA3)
 #   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
+#   notebook  NOTEBOOK (default notebooks/03_kernel_ladder.ipynb) executed live with nbclient (carry .whl with .whl/nb
+#             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -93,6 +95,10 @@ for stage in "$@"; do
         python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f'{sys.argv[2]:<12} wall {r[\"wall_s\"]:7.1f} s  x FA3 {r[\"geomeans\"][\"overall\"].get(\"fa3\")}  sandbox {r.get(\"versions\",{}).get(\"sandbox\")}')" "$OUT/cost_$name.json" "$name"
         grep -E "foreign-kernel check" "$OUT/cost_$name.log" | head -2
       done ;;
+    notebook)
+      nb=${NOTEBOOK:-notebooks/03_kernel_ladder.ipynb}
+      timeout "${NB_TIMEOUT:-540}" python3 scripts/run_notebook.py "$nb" "$OUT/$(basename "$nb" .ipynb)_executed.ipynb" 2>&1 \
+        | tee "$OUT/notebook.log" | tail -40 ;;
     diag)
       timeout "${DIAG_TIMEOUT:-200}" python3 scripts/devtime_diag.py 2>&1 | tee "$OUT/devtime_diag.log" | tail -30 ;;
     quick)

@@ -1,11 +1,12 @@
-# Sourced by the GPU scripts: install the carried wheels (.whl/*.whl, .whl/mcp/*.whl for `workbench mcp`, and Ray from
+# Sourced by the GPU scripts: install the carried wheels (.whl/*.whl, .whl/mcp/*.whl for `workbench mcp`, .whl/nb/*.whl
+# for running a notebook (scripts/prep_notebook_wheels.sh), and Ray from
 # .whl/ray when carried) into /tmp/site once per machine and wheel set, then put it and the working tree on
 # PYTHONPATH. Once only, because two jobs that run side by side on a 2-GPU machine must not re-install a package
 # while the other is importing it. A wheel carried in two sets (jsonschema: Ray's and mcp's) is installed once.
 SITE=${SITE:-/tmp/site}
 _wheels=()
 declare -A _seen=()
-for _w in .whl/*.whl .whl/mcp/*.whl .whl/ray/*.whl; do
+for _w in .whl/*.whl .whl/mcp/*.whl .whl/nb/*.whl .whl/ray/*.whl; do
   [ -f "$_w" ] || continue
   _name=$(basename "$_w")
   [ -n "${_seen[$_name]:-}" ] && continue
