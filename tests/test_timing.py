@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import time
 
@@ -84,6 +85,9 @@ def test_a_checked_implementation_is_primed_by_an_untimed_replay_before_each_sam
     plain = Timer("cpu", FAST)
     plain.time(launch, n_sets=2)
     assert plain.last["primed"] == 0
+    long_calls = Timer("cpu", dataclasses.replace(FAST, prime_below_us=0.0))   # every call reads longer than 0 us
+    long_calls.time(launch, n_sets=2, after=lambda i: None, prime=True)
+    assert long_calls.last["primed"] == 0
 
 
 def test_an_anchor_returning_tensors_is_not_an_error_code():
