@@ -10,20 +10,11 @@
 # scripts/gpu_wheels.sh installs .whl/*.whl, .whl/mcp/*.whl and .whl/ray/*.whl once per machine and wheel set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-.venv/bin/python}
-OUT=.whl/mcp
+source scripts/wheels_lib.sh
 WHEELS=(mcp==2.3.0 mcp-types==2.3.0 anyio==4.16.0 httpx2==2.16.2 httpcore2==2.16.2 h11==0.16.0 idna==3.20
         jsonschema==4.26.0 attrs==26.1.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1
         opentelemetry-api==1.45.2 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0
         typing-extensions==4.16.0 typing-inspection==0.4.5 pyjwt==2.15.1 cryptography==50.0.2 cffi==2.1.1
         pycparser==3.12 python-multipart==0.0.34 sse-starlette==3.7.0 starlette==1.10.0 uvicorn==0.54.0
         click==8.5.1 truststore==0.10.5)
-PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64
-           --platform manylinux2014_x86_64 --platform manylinux1_x86_64)
-
-git check-ignore -q .whl/x || echo /.whl/ >>.git/info/exclude     # wheels are never committed
-mkdir -p "$OUT"
-"$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp "${PLATFORMS[@]}" \
-    -d "$OUT" "${WHEELS[@]}"
-ls "$OUT"/*.whl | wc -l | xargs echo "wheels in $OUT:"
-du -sh "$OUT"
+download_wheels .whl/mcp "${WHEELS[@]}"

@@ -10,8 +10,7 @@
 # ran with. scripts/gpu_wheels.sh installs .whl/nb/*.whl with the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-.venv/bin/python}
-OUT=.whl/nb
+source scripts/wheels_lib.sh
 WHEELS=(nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0 ipython==9.18.1 ipython-pygments-lexers==1.1.1
         jupyter-client==8.10.0 jupyter-core==5.9.1 traitlets==5.16.1 tornado==6.6.1 pyzmq==27.3.0 comm==0.2.3
         debugpy==1.8.22 matplotlib-inline==0.2.2 nest-asyncio2==1.7.4 platformdirs==4.14.9 fastjsonschema==2.22.3
@@ -19,12 +18,4 @@ WHEELS=(nbclient==0.11.0 nbformat==5.11.1 ipykernel==7.4.0 ipython==9.18.1 ipyth
         asttokens==3.0.2 executing==2.3.0 jedi==0.20.1 parso==0.8.7 pexpect==4.9.0 ptyprocess==0.7.0
         prompt-toolkit==3.0.53 pure-eval==0.2.4 stack-data==0.6.3 wcwidth==0.9.4
         ipywidgets==8.1.9 widgetsnbextension==4.0.16 jupyterlab-widgets==3.0.17)
-PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64
-           --platform manylinux2014_x86_64 --platform manylinux1_x86_64)
-
-git check-ignore -q .whl/x || echo /.whl/ >>.git/info/exclude     # wheels are never committed
-mkdir -p "$OUT"
-"$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp "${PLATFORMS[@]}" \
-    -d "$OUT" "${WHEELS[@]}"
-ls "$OUT"/*.whl | wc -l | xargs echo "wheels in $OUT:"
-du -sh "$OUT"
+download_wheels .whl/nb "${WHEELS[@]}"

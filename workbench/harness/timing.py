@@ -11,8 +11,9 @@ For one implementation on one scenario, after warm-up:
             the time cap is hit.
 The figure (`graph_replay`) is the time between the in-graph events: from the first to the last GPU work the
 call enqueues, less the tare: what the same event pair reads with nothing between them (measured once per
-timer on an empty captured graph, ~1-2 us on the H200; `Timer.tare_us`), the instrument's own zero offset. No host time is in it; the implementation's host code does not even run on a replay, which is
-why every replay's output is checked (a kernel that turns lazy is captured lazy and fails there).
+timer on an empty captured graph, ~1.25 us on the H200; `Timer.tare_us`), the instrument's own zero offset.
+No host time is in it; the implementation's host code does not even run on a replay, which is why every
+replay's output is checked (a kernel that turns lazy is captured lazy and fails there).
 
 A call that cannot be captured (it allocates, synchronizes, queries or uses the legacy stream, returns an
 error during capture, or torch refuses) is cleaned up after (capture ended, the graph's memory pool released,
@@ -210,30 +211,23 @@ class Timer:
         torch.cuda.synchronize()
         return start.elapsed_time(end) * 1000.0
 
-    def clock_mhz(self) -> Optional[float]:
-        """The SM clock now: a torch.cuda._sleep of known cycles between two events (~100 us at 2 GHz)."""
-        if not self.cuda:
-            return None
+    def _sleep_rate(self, cycles: int) -> float:
+        """Cycles per us of a torch.cuda._sleep of `cycles` between two events: the SM clock in MHz."""
         start, end = self._events()
-        torch.cuda._sleep(2000)           # the events' first launch costs are not in the reading
+        torch.cuda._sleep(2000)           # the events' and the kernel's first-launch costs are not in the reading
         start.record()
-        torch.cuda._sleep(CLOCK_PROBE_CYCLES)
+        torch.cuda._sleep(cycles)
         end.record()
         torch.cuda.synchronize()
-        us = start.elapsed_time(end) * 1000.0
-        return CLOCK_PROBE_CYCLES / us if us > 0 else None
+        return cycles / max(start.elapsed_time(end) * 1000.0, 1e-3)
 
-    def _cycles_per_us(self) -> float:
+    def clock_mhz(self) -> Optional[float]:
+        """The SM clock now (~100 us of spinning at 2 GHz); None on the CPU."""
+        return self._sleep_rate(CLOCK_PROBE_CYCLES) if self.cuda else None
+
+    def _cycles_per_us(self) -> float:   # the events_delayed spin's calibration, once (~1 ms)
         if self.cycles_per_us is None:
-            start, end = self._events()
-            cycles = 1 << 21
-            for _ in range(2):                # the second run is the one without first-launch costs
-                torch.cuda.synchronize()
-                start.record()
-                torch.cuda._sleep(cycles)
-                end.record()
-                torch.cuda.synchronize()
-            self.cycles_per_us = cycles / max(start.elapsed_time(end) * 1000.0, 1.0)
+            self.cycles_per_us = self._sleep_rate(1 << 21)
         return self.cycles_per_us
 
     # ---- the whole measurement ---------------------------------------------------------------------------

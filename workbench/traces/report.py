@@ -204,23 +204,6 @@ def _import_tallies(a: an.Analysis) -> str:
              "into the user's turn (IDE context, reminders, slash commands, hook output, interrupt markers, images "
              "without text), never counted as a person's message; <i>harness results</i>: runs found in tool "
              "output, and how many of them were a run already counted (a JSON read-back, a quote).</p>")
-    return intro + _table(a.sessions, {
-        "session_id": "session", "source": "source", "import_files": "files", "import_lines": "lines",
-        "malformed_lines": "malformed", "duplicate_lines": "duplicate", "ignored_lines": "ignored",
-        "usage_duplicates": "repeated usage", "orphan_results": "orphan results", "injected_blocks": "injected",
-        "injected_kinds": "injected, by kind", "harness_sightings": "harness results",
-        "harness_seen_again": "seen again", "harness_runs": "runs"})
-
-
-def _import_tallies(a: an.Analysis) -> str:
-    """The import tally of every session: what was read, and what was set aside and why."""
-    intro = ("<p>Lines read from the session's files; <i>malformed</i>: not JSON (skipped, listed by "
-             "<code>workbench import</code>); <i>duplicate</i>: a line seen before (resumed sessions copy their "
-             "history); <i>ignored</i>: kinds of line without a row (summaries, snapshots, UI echoes); <i>repeated "
-             "usage</i>: streamed lines of one API message, counted once; <i>injected</i>: blocks the client put "
-             "into the user's turn (IDE context, reminders, slash commands, hook output, interrupt markers, images "
-             "without text), never counted as a person's message; <i>harness results</i>: runs found in tool "
-             "output, and how many of them were a run already counted (a JSON read-back, a quote).</p>")
     return intro + table(a.sessions, {
         "session_id": "session", "source": "source", "import_files": "files", "import_lines": "lines",
         "malformed_lines": "malformed", "duplicate_lines": "duplicate", "ignored_lines": "ignored",

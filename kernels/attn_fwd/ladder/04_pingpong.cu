@@ -59,8 +59,9 @@
 // ncu on the worst shape C_s1000_d64_c1 (27.2 us): 256 causal CTAs at 1 CTA/SM = 1.94 waves, SMs active 65 %
 // of the elapsed cycles, issue slots 24 %: a tail and latency limit, not a pipe limit (docs/kernel_ladder.md).
 //
-// Next rung should fix: a balanced persistent schedule for causal grids under 1024 tiles (the tail above); d64 (0.80-0.93x: FA3 runs three consumer warpgroups of 64 rows there, and the
-// exponentials need them), and the fixed per-tile cost of short causal tiles (overlap the epilogue of
+// Next rung should fix: a balanced schedule for causal grids under 1024 tiles (the tail above; v5 below is
+// one try); d64 (0.80-0.93x: FA3 runs three consumer warpgroups of 64 rows there, and the exponentials
+// need them), and the fixed per-tile cost of short causal tiles (overlap the epilogue of
 // one warpgroup with the other's next tile; a dynamic scheduler that keeps the heads' K/V in L2).
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
@@ -105,7 +106,7 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 0      // @knob CAUSAL_ORDER 0 {0,1}  causal, unpaired: 1 = every head's longest query blocks first while all K/V fit in L2
+#define CAUSAL_ORDER 0      // @knob CAUSAL_ORDER 0 {0,1}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
 #endif
 #ifndef DYNAMIC_SCHED
 #define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
