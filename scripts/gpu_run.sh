@@ -17,6 +17,7 @@
 #   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
 #   notebook  NOTEBOOK (default notebooks/03_kernel_ladder.ipynb) executed live with nbclient (carry .whl with .whl/nb
 #             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
+# SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -26,7 +27,16 @@ source scripts/gpu_wheels.sh || exit 2
 mkdir -p "$WORKBENCH_CACHE"
 [ -f .gpucache/wbcache.tgz ] && [ -z "${WB_CACHE_RESTORED:-}" ] && tar -xzf .gpucache/wbcache.tgz -C "$WORKBENCH_CACHE"
 save_cache() { tar -czf "$OUT/wbcache.tgz" -C "$WORKBENCH_CACHE" --exclude=build . 2>/dev/null; }
-trap save_cache EXIT
+# SMI_LOG=1: the SM clock, power, temperature and clock-event reasons every 250 ms into $OUT/smi.csv (clocks are
+# not locked on these machines: this says what state the GPU was in while a figure was taken)
+smi_pid=""
+if [ -n "${SMI_LOG:-}" ]; then
+  q=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active
+  nvidia-smi --query-gpu=$q --format=csv -i 0 >/dev/null 2>&1 || q=${q/clocks_event_reasons/clocks_throttle_reasons}
+  nvidia-smi --query-gpu=$q --format=csv -lms 250 -i 0 > "$OUT/smi.csv" 2>&1 & smi_pid=$!
+fi
+finish() { [ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null; save_cache; }
+trap finish EXIT
 wb() { python3 -m workbench.cli "$@"; }
 summary() { echo "== $1"; grep -E "^(geomean_vs|all_correct|scenarios|suite|flags|stop)" "$2" | sed 's/^/   /'; }
 for stage in "$@"; do

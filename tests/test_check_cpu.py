@@ -172,3 +172,14 @@ def test_a_kernel_captured_lazy_fails_on_the_replayed_outputs(tmp_path):
                            cache_dir=str(tmp_path / "cache"))
     row = check(request).rows[0]
     assert row.status == "failed" and row.reason == "timed_mismatch", row.detail
+
+
+def test_a_bad_profile_switch_is_refused_before_any_work(tmp_path, monkeypatch):
+    from workbench.harness.scenarios import SuiteError
+
+    monkeypatch.setenv("WORKBENCH_TIMING_PROFILE", "lots")
+    cache = tmp_path / "cache"
+    with pytest.raises(SuiteError, match="WORKBENCH_TIMING_PROFILE='lots'"):
+        check(CheckRequest(kernel_path=str(tmp_path / "nothing_built_yet.cu"), suite="smoke", anchors=(),
+                           cache_dir=str(cache)))
+    assert not cache.exists()                 # refused before the build: nothing was spent or written

@@ -5,8 +5,17 @@
 For FA3, FA2 (torch SDPA flash), the original kernel and ladder/02_mma.cu on four shapes, the harness's median
 (`workbench check`, a fresh timing cache, so every implementation is timed now) is compared with torch.profiler's
 summed GPU time of one call (kernels and memsets; median of 3 profiled calls, L2 flushed before each, so both
-sides see a cold L2): they must agree within 15 % or 3 us, whichever is larger. The table is printed and written
-as JSON and markdown to $OUT when set (a device call returns it), else to docs/data/.
+sides see a cold L2): they must agree within 15 % or 3 us, whichever is larger.
+
+The profiled calls that decide are taken inside the worker, right after the harness's own samples, in the same
+state (WORKBENCH_TIMING_PROFILE=3; `Stats.profiled_us`): the SM clock is not locked on these machines (1.3-1.9
+GHz read on the H200 on 2026-12-01) and the GPU's state moves between the worker's run and this process's (the
+original read 104 us in the worker and 68 us here, minutes later, in one run of this test on 2026-12-01), which
+says nothing about whether the harness measures host time. The same calls profiled in this test's process afterwards, and the SM
+clock on both sides, are printed beside them.
+
+The table is printed and written as JSON and markdown to $OUT when set (a device call returns it), else to
+docs/data/.
 """
 from __future__ import annotations
 
@@ -97,21 +106,22 @@ def _out_dir() -> Path:
 
 
 def _markdown(rows: list[dict], header: str) -> str:
-    lines = [header, "", "| shape | implementation | harness median us (method) | harness p10-p90 (n) | SM clock MHz (harness / in-process) | profiler GPU sum us | profiler span us "
-             "| difference | allowed | in-process graph replay us: in-graph / around | call us | ok |",
+    lines = [header, "", "| shape | implementation | harness median us (method) | harness p10-p90 (n) | profiler in the worker us "
+             "| difference | allowed | SM clock MHz (worker / test process) | profiler in the test process: GPU sum / span us "
+             "| in-process graph replay us: in-graph / around | call us | ok |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['shape']} | {r['impl']} | {r['harness_us']:.1f} ({r['method']}) "
                      f"| {r['harness_p10_us']:.1f}-{r['harness_p90_us']:.1f} ({r['harness_n']}) "
+                     f"| {r['worker_profiler_us']:.1f} | {r['diff_us']:+.1f} | {r['allowed_us']:.1f} "
                      f"| {r['harness_clock_mhz'] or float('nan'):.0f} / {r['inproc_clock_mhz'] or float('nan'):.0f} "
-                     f"| {r['profiler_sum_us']:.1f} "
-                     f"| {r['profiler_span_us']:.1f} | {r['diff_us']:+.1f} | {r['allowed_us']:.1f} "
+                     f"| {r['profiler_sum_us']:.1f} / {r['profiler_span_us']:.1f} "
                      f"| {r['inproc_inner_us']:.1f} / {r['inproc_outer_us']:.1f} | {r['call_us']:.1f} "
                      f"| {'yes' if r['ok'] else 'NO'} |")
     return "\n".join(lines) + "\n"
 
 
-def test_harness_median_is_the_profilers_kernel_time(tmp_path):
+def test_harness_median_is_the_profilers_kernel_time(tmp_path, monkeypatch):
     pytest.importorskip("fa3_fwd_interface", reason="FA3 is not installed (pip install fa3-fwd==0.0.3)")
     import torch
 
@@ -119,10 +129,11 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path):
     from workbench.harness.reference import Inputs
     from workbench.harness.result import CheckRequest
     from workbench.harness.scenarios import load_suite
-    from workbench.harness.timing import Timer
+    from workbench.harness.timing import PROFILE_ENV, Timer
     from workbench.harness.verify import GuardedOutputs
 
     suite, cache_dir = _suite(tmp_path), _fresh_timing_cache_with_shared_builds(tmp_path)
+    monkeypatch.setenv(PROFILE_ENV, str(PROFILED_CALLS))    # the worker profiles 3 replays after its samples
     result = check(CheckRequest(kernel_path=str(CANDIDATE), suite=suite, anchors=("fa3", "fa2"), cache_dir=cache_dir),
                    progress=lambda line: print(line, flush=True))
     assert result.status == "evaluated" and result.all_correct, [(r.name, r.reason, r.detail) for r in result.rows]
@@ -155,14 +166,17 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path):
                 inproc = timer.time(lambda i: call(), n_sets=1)
                 outer = statistics.median(timer.last.get("outer_us") or [float("nan")])
                 st = harness[(s.name, name)]
-                allowed = max(REL_TOL * total, ABS_TOL_US)
+                worker = st.profiled_us if st.profiled_us is not None else float("nan")
+                allowed = max(REL_TOL * worker, ABS_TOL_US)
                 rows.append(dict(shape=s.name, impl=name, harness_us=st.median_us, method=st.method,
                                  harness_p10_us=st.p10_us, harness_p90_us=st.p90_us, harness_n=st.n,
                                  harness_clock_mhz=st.clock_mhz, inproc_clock_mhz=inproc.clock_mhz,
                                  call_us=st.call_us if st.call_us is not None else float("nan"),
+                                 worker_profiler_us=worker,
                                  profiler_sum_us=total, profiler_span_us=span, kernels=profiled[0][2],
-                                 diff_us=st.median_us - total, allowed_us=allowed,
-                                 ok=abs(st.median_us - total) <= allowed, inproc_method=inproc.method,
+                                 diff_us=st.median_us - worker, allowed_us=allowed,
+                                 inproc_diff_us=st.median_us - total,
+                                 ok=abs(st.median_us - worker) <= allowed, inproc_method=inproc.method,
                                  inproc_inner_us=inproc.median_us, inproc_outer_us=outer))
     gpu = torch.cuda.get_device_name()
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
@@ -178,5 +192,5 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path):
     (out / f"{stem}.json").write_text(json.dumps({"header": header, "gpu": gpu, "versions": result.versions,
                                                   "rows": rows}, indent=1))
     (out / f"{stem}.md").write_text(table)
-    bad = [(r["shape"], r["impl"], round(r["harness_us"], 1), round(r["profiler_sum_us"], 1)) for r in rows if not r["ok"]]
+    bad = [(r["shape"], r["impl"], round(r["harness_us"], 1), round(r["worker_profiler_us"], 1)) for r in rows if not r["ok"]]
     assert not bad, f"harness median and profiler GPU time disagree beyond max(15 %, 3 us): {bad}"

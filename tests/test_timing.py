@@ -155,3 +155,33 @@ def test_stats_from_before_device_timing_still_load():
     old = {"median_us": 5.0, "p10_us": 4.0, "p90_us": 6.0, "mean_us": 5.0, "stderr_us": 0.1, "n": 5}
     s = Stats(**old)
     assert s.method == "" and s.call_us is None and s.note == ""
+
+
+# ---- the device-time proof's second instrument (WORKBENCH_TIMING_PROFILE) ------------------------------------
+def test_profiled_replays_follow_the_samples_in_their_state_and_stay_out_of_the_figure():
+    events = []
+
+    def launch(i):
+        events.append(("replay" if cpu_device.replaying() else "capture" if cpu_device.capturing() else "call", i))
+        return 0
+
+    timer = Timer("cpu", dataclasses.replace(FAST, profile_samples=3))
+    stats = timer.time(launch, before=lambda i: events.append(("before", i)), n_sets=2,
+                       after=lambda i: events.append(("after", i)), prime=True)
+    assert stats.n == 8                                   # the profiled replays are not samples
+    # after the 8 timed samples (5 events each): 3 more, primed and checked exactly like a sample
+    tail = events[-15:]
+    for k in range(3):
+        i = k % 2
+        assert tail[5 * k: 5 * k + 5] == [("before", i), ("replay", i), ("before", i), ("replay", i), ("after", i)]
+    assert stats.profiled_us is None                      # the CPU has no device profiler: nothing is invented
+    assert Timer("cpu", FAST).time(launch).profiled_us is None
+
+
+def test_the_profile_switch_is_a_small_count_or_a_clear_error():
+    from workbench.harness.timing import PROFILE_ENV, profile_samples_from_env
+
+    assert profile_samples_from_env({}) == 0 and profile_samples_from_env({PROFILE_ENV: " 3 "}) == 3
+    for bad in ("abc", "-1", "21", "2.5"):
+        with pytest.raises(ValueError, match=f"{PROFILE_ENV}=.*e.g. 3"):
+            profile_samples_from_env({PROFILE_ENV: bad})

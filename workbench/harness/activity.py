@@ -46,6 +46,32 @@ def recording(device: str) -> Iterator[list[str]]:
     names.extend(_device_event_names(prof))
 
 
+@contextmanager
+def timed_recording() -> Iterator[list[tuple[str, float]]]:
+    """`with timed_recording() as spans: ...` -> (name, duration us) of each device activity of the block (GPU
+    only; synchronisation records, which carry no work, left out). The device-time proof reads these."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from workbench.harness.foreign import SYNC
+
+    spans: list[tuple[str, float]] = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            yield spans
+    spans.extend((name, us) for name, us in _device_event_durations(prof) if not SYNC.match(name))
+
+
+def _device_event_durations(prof) -> list[tuple[str, float]]:
+    from torch.autograd import DeviceType
+
+    results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    if results is not None:
+        return [(e.name(), e.duration_ns() / 1e3) for e in results.events()
+                if e.device_type() == DeviceType.CUDA and not e.is_user_annotation()]
+    return [(e.name, e.time_range.end - e.time_range.start) for e in prof.events() if e.device_type == DeviceType.CUDA]
+
+
 def _device_event_names(prof) -> list[str]:
     from torch.autograd import DeviceType
 

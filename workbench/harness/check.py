@@ -26,9 +26,9 @@ from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.staged_cache import merge_staged_cache
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
-from workbench.harness.scenarios import REPO_ROOT, Scenario, load_suite
+from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
 from workbench.harness.stop import evaluate_stop
-from workbench.harness.timing import EVENTS_DELAYED
+from workbench.harness.timing import EVENTS_DELAYED, profile_samples_from_env
 
 WORKER_START_TIMEOUT_S = 240.0   # torch import, CUDA context, anchor imports
 NO_GPU_MESSAGE = ("verification and timing need a CUDA GPU (none found here): ran the build, the resource report "
@@ -258,6 +258,10 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     progress = progress or (lambda line: None)
     start = time.monotonic()
     scenarios = load_suite(request.suite)
+    try:                      # the proof's switch, read by the worker: a bad value fails here, before any work
+        profile_samples_from_env(os.environ)
+    except ValueError as err:
+        raise SuiteError(str(err)) from None
     problem = Problem.load()
     result = SuiteResult(kernel_path=request.kernel_path, kernel_sha="", suite=request.suite, status="error",
                          stop_expr=request.stop_expr, eval_id=uuid.uuid4().hex[:12])

@@ -39,6 +39,9 @@ class Stats:
     call_us: Optional[float] = None
     note: str = ""
     clock_mhz: Optional[float] = None   # the SM clock read just before and after the samples (mean; GPU only)
+    # torch.profiler's summed device time of replays profiled right after the samples, in the same state (median;
+    # only when the timer was asked to, WORKBENCH_TIMING_PROFILE: the device-time proof; never in a geomean)
+    profiled_us: Optional[float] = None
 
     @classmethod
     def from_samples(cls, samples_us: list[float]) -> "Stats":

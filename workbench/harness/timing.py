@@ -62,10 +62,26 @@ class TimingConfig:
     delay_min_us: float = 300.0        # events_delayed: the GPU delay before the start event, at least ...
     delay_max_us: float = 5000.0       # ... and at most this (1.5x call_us + 100 us in between)
     prime_below_us: float = 1000.0     # prime (time(prime=True)) only calls that read shorter than this
+    profile_samples: int = 0           # replays also profiled (torch.profiler) after the samples: the proof only
 
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
         return cls(**{k: v for k, v in section.items() if k in cls.__dataclass_fields__})
+
+
+PROFILE_ENV = "WORKBENCH_TIMING_PROFILE"   # how many replays to profile next to the samples (device-time proof)
+MAX_PROFILE_SAMPLES = 20
+
+
+def profile_samples_from_env(environ: dict) -> int:
+    """The replay count PROFILE_ENV asks for (0 when unset); a clear error for anything but 0-20."""
+    raw = (environ.get(PROFILE_ENV) or "").strip()
+    if not raw:
+        return 0
+    if not raw.isdigit() or int(raw) > MAX_PROFILE_SAMPLES:
+        raise ValueError(f"{PROFILE_ENV}={raw!r}: not a number of replays to profile next to the timed samples "
+                         f"(0-{MAX_PROFILE_SAMPLES}); unset it, or give e.g. 3")
+    return int(raw)
 
 
 TARE_SAMPLES = 21
@@ -211,6 +227,27 @@ class Timer:
         torch.cuda.synchronize()
         return start.elapsed_time(end) * 1000.0
 
+    def _profiled_sample(self, graph, launch, i: int) -> Optional[float]:
+        """torch.profiler's summed device time of one replay (or plain call), L2 flushed before it like a sample;
+        None on the CPU or when the profiler saw nothing."""
+        if not self.cuda:        # the same work, so before/after bracket a real replay; no profiler to read
+            graph.replay() if graph is not None else launch(i)
+            return None
+        from workbench.harness.activity import timed_recording
+
+        def profiled(run) -> list:
+            self._flush_l2()
+            torch.cuda.synchronize()
+            with timed_recording() as spans:
+                run()
+                torch.cuda.synchronize()
+            return spans
+
+        spans = profiled(graph.graph.replay) if graph is not None else []
+        if not spans:         # a profiler that does not see into graph replays: the same work as a plain call
+            spans = profiled(lambda: launch(i))
+        return sum(us for _, us in spans) if spans else None
+
     def _sleep_rate(self, cycles: int) -> float:
         """Cycles per us of a torch.cuda._sleep of `cycles` between two events: the SM clock in MHz."""
         start, end = self._events()
@@ -319,6 +356,17 @@ class Timer:
                 break
             if n >= cfg.min_reps and Stats.from_samples(samples).rel_stderr < cfg.target_rel_stderr:
                 break
+        profiled = []            # the proof's second instrument, in the state the samples were taken in
+        for k in range(max(0, cfg.profile_samples)):
+            i = k % n_sets
+            if prime:
+                before(i)
+                again(i)
+            before(i)
+            us = self._profiled_sample(graphs[i] if graphs else None, launch, i)
+            after(i)
+            if us is not None:
+                profiled.append(us)
         clocks = [c for c in (clock_before, self.clock_mhz()) if c]
         if not graphs:
             method = EVENTS_DELAYED
@@ -328,6 +376,7 @@ class Timer:
             method = GRAPH_REPLAY
         del graphs                  # frees each graph and its memory pool
         clock = round(sum(clocks) / len(clocks), 1) if clocks else None
-        self.last.update(method=method, samples_us=samples, call_us=calls, note=note, clock_mhz=clocks)
+        self.last.update(method=method, samples_us=samples, call_us=calls, note=note, clock_mhz=clocks,
+                         profiled_us=profiled)
         return dataclasses.replace(Stats.from_samples(samples), method=method, call_us=call_us, note=note,
-                                   clock_mhz=clock)
+                                   clock_mhz=clock, profiled_us=statistics.median(profiled) if profiled else None)

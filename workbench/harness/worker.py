@@ -25,7 +25,7 @@ from workbench.harness.problem import Problem
 from workbench.harness.reference import Inputs, reference, sample_rows
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
-from workbench.harness.timing import TIMING_VERSION, Timer
+from workbench.harness.timing import TIMING_VERSION, Timer, profile_samples_from_env
 from workbench.harness.timing_cache import TimingCache
 from workbench.harness.verify import (GuardedOutputs, Reference, Verifier, errors_against,
                                       kernel_output_reference)
@@ -275,6 +275,7 @@ def main() -> int:
         missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
     gpu, versions = environment(device, anchor_versions)
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
+    problem.timing.profile_samples = profile_samples_from_env(os.environ)   # check() validated it already
     timer = Timer(device, problem.timing)
     try:
         notices = enter_sandbox(job, cache, versions, anchors)
