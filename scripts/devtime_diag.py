@@ -53,12 +53,15 @@ def harness_roles(tmp: Path, suite: str) -> list[dict]:
     roles = [("check: original as candidate", ORIGINAL, {}),
              ("check: 02_mma, original as baseline", MMA, {}),
              ("check: 02_mma, original as baseline, foreign check off", MMA, {"WORKBENCH_FOREIGN_CHECK": "off"}),
-             ("check: 02_mma, original as baseline, sandbox off", MMA, {"WORKBENCH_SANDBOX": "off"})]
+             ("check: 02_mma, original as baseline, sandbox off", MMA, {"WORKBENCH_SANDBOX": "off"}),
+             ("check: 02_mma, original as baseline, foreign check and sandbox off", MMA,
+              {"WORKBENCH_FOREIGN_CHECK": "off", "WORKBENCH_SANDBOX": "off"})]
     rows = []
     for i, (label, kernel, env) in enumerate(roles):
         out = tmp / f"role{i}.json"
         cmd = [sys.executable, "-m", "workbench.cli", "check", str(kernel), "--suite", suite, "--anchors", "",
                "--cache-dir", fresh_cache(tmp, f"cache{i}"), "--json", str(out), "--traces", ""]
+        env = {"WORKBENCH_TIMING_PROFILE": "3", **env}    # profiled replays + the pattern diagnosis in the worker
         proc = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, cwd=ROOT)
         if not out.exists():
             rows.append({"path": label, "error": (proc.stdout + proc.stderr)[-600:]})
@@ -66,10 +69,13 @@ def harness_roles(tmp: Path, suite: str) -> list[dict]:
         res = json.loads(out.read_text())
         for r in res["rows"]:
             name = r["scenario"]["name"]
-            cand = (r.get("stats") or {}).get("median_us")
-            base = ((r.get("reference_stats") or {}).get("original") or {}).get("median_us")
-            rows.append({"path": label, "shape": name, "candidate_us": cand, "original_us": base,
-                         "tare_us": res.get("versions", {}).get("timing_tare_us")})
+            cand = r.get("stats") or {}
+            base = (r.get("reference_stats") or {}).get("original") or {}
+            rows.append({"path": label, "shape": name, "candidate_us": cand.get("median_us"),
+                         "original_us": base.get("median_us"), "profiler_us": cand.get("profiled_us"),
+                         "original_profiler_us": base.get("profiled_us"),
+                         "candidate_patterns": cand.get("profile_detail"), "original_patterns": base.get("profile_detail"),
+                         "clock_mhz": cand.get("clock_mhz"), "tare_us": res.get("versions", {}).get("timing_tare_us")})
         print(f"  {label}: done (exit {proc.returncode})", flush=True)
     return rows
 
@@ -150,7 +156,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         suite = suite_file(tmp)
-        rows, extra = in_process(suite)
+        rows, extra = ([], {"tare_us": float("nan"), "fill1_tared_us": float("nan"), "fill1_profiler_us": float("nan")}) \
+            if os.environ.get("DIAG_SKIP_INPROCESS") else in_process(suite)
         print(f"tare {extra['tare_us']:.2f} us; 1-element fill: tared {extra['fill1_tared_us']:.2f} us, "
               f"profiler {extra['fill1_profiler_us']:.2f} us", flush=True)
         rows += harness_roles(tmp, suite)
@@ -161,7 +168,11 @@ def main() -> int:
             continue
         fmt = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "-"
         print(f"{r['path']:<62} {r['shape']:<22} {fmt(r.get('original_us')):>11} {fmt(r.get('candidate_us')):>8} "
-              f"{fmt(r.get('profiler_us')):>8}")
+              f"{fmt(r.get('profiler_us')):>8}  orig prof {fmt(r.get('original_profiler_us'))} "
+              f"clock {fmt(r.get('clock_mhz'))}")
+        for who in ("candidate", "original"):
+            if r.get(f"{who}_patterns"):
+                print(f"{'':<62}   {who} patterns: {r[f'{who}_patterns']}")
     (out / "devtime_diag.json").write_text(json.dumps({"rows": rows, "extra": extra}, indent=1))
     return 0
 

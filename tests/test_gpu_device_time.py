@@ -172,7 +172,7 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path, monkeypatch):
                                  harness_p10_us=st.p10_us, harness_p90_us=st.p90_us, harness_n=st.n,
                                  harness_clock_mhz=st.clock_mhz, inproc_clock_mhz=inproc.clock_mhz,
                                  call_us=st.call_us if st.call_us is not None else float("nan"),
-                                 worker_profiler_us=worker,
+                                 worker_profiler_us=worker, worker_patterns=st.profile_detail,
                                  profiler_sum_us=total, profiler_span_us=span, kernels=profiled[0][2],
                                  diff_us=st.median_us - worker, allowed_us=allowed,
                                  inproc_diff_us=st.median_us - total,
@@ -184,6 +184,9 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path, monkeypatch):
               f"timing {result.versions.get('timing')} (tare {result.versions.get('timing_tare_us')} us); command: `python3 -m pytest -m gpu "
               f"tests/test_gpu_device_time.py -q -s`; tolerance max({REL_TOL:.0%}, {ABS_TOL_US:g} us)")
     table = _markdown(rows, header)
+    table += ("\nThe worker's same graphs replayed in other patterns after the samples (medians, us; bare: no new "
+              "contents, poison or check; before: new contents + poison; checked: before and the output check):\n\n"
+              + "\n".join(f"- {r['shape']} {r['impl']}: {r['worker_patterns']}" for r in rows if r["worker_patterns"]) + "\n")
     print("\n" + table, flush=True)
     tag = "h200" if "H200" in gpu else re.sub(r"[^a-z0-9]+", "_", gpu.lower()).strip("_")
     out = _out_dir()

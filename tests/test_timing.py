@@ -170,12 +170,21 @@ def test_profiled_replays_follow_the_samples_in_their_state_and_stay_out_of_the_
                        after=lambda i: events.append(("after", i)), prime=True)
     assert stats.n == 8                                   # the profiled replays are not samples
     # after the 8 timed samples (5 events each): 3 more, primed and checked exactly like a sample
-    tail = events[-15:]
+    timed = events[events.index(("capture", 1)) + 7:]
+    profiled = timed[40:55]
     for k in range(3):
         i = k % 2
-        assert tail[5 * k: 5 * k + 5] == [("before", i), ("replay", i), ("before", i), ("replay", i), ("after", i)]
+        assert profiled[5 * k: 5 * k + 5] == [("before", i), ("replay", i), ("before", i), ("replay", i), ("after", i)]
+    # then the diagnosis patterns, 6 replays each: bare, before only, before + after, bare again
+    patterns = timed[55:]
+    assert patterns[:6] == [("replay", k % 2) for k in range(6)]
+    assert patterns[6:18] == [e for k in range(6) for e in (("before", k % 2), ("replay", k % 2))]
+    assert patterns[18:36] == [e for k in range(6) for e in (("before", k % 2), ("replay", k % 2), ("after", k % 2))]
+    assert patterns[36:] == [("replay", k % 2) for k in range(6)]
+    assert set(stats.profile_detail) == {"bare", "before", "checked", "bare_again"}
     assert stats.profiled_us is None                      # the CPU has no device profiler: nothing is invented
-    assert Timer("cpu", FAST).time(launch).profiled_us is None
+    unprofiled = Timer("cpu", FAST).time(launch)
+    assert unprofiled.profiled_us is None and unprofiled.profile_detail is None
 
 
 def test_the_profile_switch_is_a_small_count_or_a_clear_error():

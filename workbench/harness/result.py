@@ -42,6 +42,10 @@ class Stats:
     # torch.profiler's summed device time of replays profiled right after the samples, in the same state (median;
     # only when the timer was asked to, WORKBENCH_TIMING_PROFILE: the device-time proof; never in a geomean)
     profiled_us: Optional[float] = None
+    # with the proof's switch only: medians of a few extra replays taken after the samples in other patterns
+    # (bare: no before/after/prime; before: before(i) only; checked: before and after, no prime), to locate where
+    # a difference between the samples and the profiler comes from. Never used for anything but printing.
+    profile_detail: Optional[dict] = None
 
     @classmethod
     def from_samples(cls, samples_us: list[float]) -> "Stats":

@@ -248,6 +248,19 @@ class Timer:
             spans = profiled(lambda: launch(i))
         return sum(us for _, us in spans) if spans else None
 
+    def _pattern_samples(self, sample, before, after, n_sets: int, reps: int = 6) -> dict:
+        """The proof's diagnosis (profile mode only): the same graphs replayed in other patterns than the timed
+        one, medians in us. 'bare' replays see old contents and unpoisoned outputs: a figure to compare, never
+        a timing."""
+        patterns = {
+            "bare": lambda i: sample(i),
+            "before": lambda i: (before(i), sample(i))[1],
+            "checked": lambda i: (before(i), sample(i), after(i))[1],
+            "bare_again": lambda i: sample(i),
+        }
+        return {name: round(statistics.median(run(k % n_sets) for k in range(reps)), 3)
+                for name, run in patterns.items()}
+
     def _sleep_rate(self, cycles: int) -> float:
         """Cycles per us of a torch.cuda._sleep of `cycles` between two events: the SM clock in MHz."""
         start, end = self._events()
@@ -367,6 +380,7 @@ class Timer:
             after(i)
             if us is not None:
                 profiled.append(us)
+        detail = self._pattern_samples(sample, before, after, n_sets) if cfg.profile_samples and graphs else None
         clocks = [c for c in (clock_before, self.clock_mhz()) if c]
         if not graphs:
             method = EVENTS_DELAYED
@@ -379,4 +393,5 @@ class Timer:
         self.last.update(method=method, samples_us=samples, call_us=calls, note=note, clock_mhz=clocks,
                          profiled_us=profiled)
         return dataclasses.replace(Stats.from_samples(samples), method=method, call_us=call_us, note=note,
-                                   clock_mhz=clock, profiled_us=statistics.median(profiled) if profiled else None)
+                                   clock_mhz=clock, profiled_us=statistics.median(profiled) if profiled else None,
+                                   profile_detail=detail)
