@@ -183,3 +183,58 @@ def test_a_bad_profile_switch_is_refused_before_any_work(tmp_path, monkeypatch):
         check(CheckRequest(kernel_path=str(tmp_path / "nothing_built_yet.cu"), suite="smoke", anchors=(),
                            cache_dir=str(cache)))
     assert not cache.exists()                 # refused before the build: nothing was spent or written
+
+
+def _time_on_cpu(kernel, monkeypatch=None, on_reference=None):
+    from workbench.harness import worker
+    from workbench.harness.problem import Problem
+    from workbench.harness.reference import Inputs
+    from workbench.harness.scenarios import load_suite
+    from workbench.harness.timing import Timer
+    from workbench.harness.timing_cache import TimingCache
+
+    if on_reference is not None:
+        real = worker.reference
+        monkeypatch.setattr(worker, "reference", lambda *a: (on_reference(), real(*a))[1])
+    s = load_suite("smoke")[0]
+    problem = Problem.load()
+    job = {"device": "cpu", "candidate": {"sha": "x"}, "baseline": None, "request": {}}
+    run = worker.ScenarioRun(job, problem, Timer("cpu", problem.timing), TimingCache(None, "cpu", {}), {}, fresh_seed=11)
+    sets = [Inputs.allocate(s, "cpu") for _ in range(2)]
+    for i, x in enumerate(sets):
+        x.fill(i)
+    return run.time_kernel(kernel, s, sets)
+
+
+def test_timed_launches_are_checked_after_the_samples_not_between_them(monkeypatch):
+    from workbench.harness.standins import STANDINS
+
+    order = []
+
+    def kernel(inputs, o, lse, sc):
+        order.append("launch")
+        return STANDINS["correct"](inputs, o, lse, sc)
+
+    stats, problem_found = _time_on_cpu(kernel, monkeypatch, on_reference=lambda: order.append("reference"))
+    assert problem_found == "" and stats.n >= 3
+    first_reference = order.index("reference")
+    assert "launch" not in order[first_reference:]          # no fp32 reference between two launches
+    assert order.count("reference") >= stats.n + 2          # ... and every timed launch checked (and the warm-up)
+
+
+def test_a_timed_launch_that_rewrites_its_inputs_is_judged_on_the_inputs_it_was_given():
+    """Zero V and write zeros: consistent with the inputs after the call, wrong for the ones it was given."""
+    from workbench.harness.standins import STANDINS
+
+    calls = []
+
+    def rewrites_inputs(inputs, o, lse, sc):
+        calls.append(1)
+        if len(calls) <= 2:                         # warm-up looks honest
+            return STANDINS["correct"](inputs, o, lse, sc)
+        inputs.v.zero_()
+        rc = STANDINS["correct"](inputs, o, lse, sc)
+        return rc
+
+    _, problem_found = _time_on_cpu(rewrites_inputs)
+    assert "a timed launch" in problem_found and "rel L2" in problem_found

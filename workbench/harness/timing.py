@@ -41,7 +41,8 @@ from workbench.harness.result import Stats
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
 # are never mixed with these. Bump it whenever what a timed figure means changes.
-TIMING_VERSION = "device-time-3"   # 2: the event pair's tare subtracted; 3: checked samples primed
+TIMING_VERSION = "device-time-4"   # 2: the event pair's tare subtracted; 3: checked samples primed; 4: the
+                                   # candidate's outputs checked after its samples, not between them
 GRAPH_REPLAY = "graph_replay"              # events inside the captured graph: first to last GPU work of the call
 GRAPH_REPLAY_OUTER = "graph_replay_outer"  # events around the graph launch (where in-graph events are unusable)
 EVENTS_DELAYED = "events_delayed"          # not capturable: events around the call, behind a GPU delay kernel
@@ -288,11 +289,14 @@ class Timer:
         after(i) run untimed around every call and replay (new input contents and poisoned outputs before,
         a check of what was written after).
 
+        after(i) should be cheap on the GPU: an fp32 reference computed between samples (cuBLAS) made the next
+        replay read 4.3-4.6 us slower on the H200 (02_mma in the worker, unprimed: C_s100_d64_c0 6.1 -> 10.7 us,
+        C_s100_d128_c1 7.5 -> 12.0; scripts/devtime_diag.py, 2026-12-01), which is why the worker only saves
+        what a replay wrote there and checks it after the samples (worker.ScenarioRun.time_kernel).
+
         prime: replay (or call) the implementation once more, untimed, after each after(i) and before the next
-        before(): the GPU work of a check (an fp32 reference with cuBLAS) leaves the SMs in another state, and
-        the next replay read 3.5-4.5 us slower for it on the H200 (02_mma, C_s100_d128_c1 7.0 -> 11.2 us,
-        D_cross_q1k_k77_d64 18.0 -> 21.3; scripts/devtime_probe.py, 2026-12-01). Primed, each sample starts
-        as an anchor's does, after a call of its own, with the L2 still flushed before it. The primed call
+        before(), so each sample starts as an anchor's does, after a call of its own, with the L2 still flushed
+        before it. The primed call
         runs between two before(i), so every call sees new contents and the timed one poisoned outputs. Only a
         call whose untimed first samples read under cfg.prime_below_us is primed (a few us do not matter above)."""
         cfg = self.cfg
