@@ -48,9 +48,11 @@
 //   other small causal shapes of C and A +5-15 %, nothing else moves (the condition is false there). Test:
 //   ladder_bench `04_pingpong.cu` against `04_pingpong.cu:CAUSAL_ORDER=1` on full's causal shapes.
 // Harness, the official figure (H200, 2026-12-01, `workbench check kernels/attn_fwd/ladder/04_pingpong.cu
-// --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`, device time, scripts/gpu_final.sh): 182/182 pass;
-// geomean x FA3 0.939 (A 0.889, B 0.910, C 0.882, D 1.115), x cuDNN 1.124, x FA2 1.775; best
-// D_prefill_q128_k16k_h16x8_d256 4.92x, worst C_s1000_d64_c1 0.70x; compute-sanitizer racecheck 0 hazards,
+// --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`, timing device-time-4, this source less this
+// comment line pair): 182/182 pass; geomean x FA3 0.931 (A 0.882, B 0.887, C 0.902, D 1.107), x cuDNN 1.111,
+// x FA2 1.753; best D_prefill_q128_k16k_h16x8_d256 4.80x, worst C_s1500_d64_c1 0.73x. The same under
+// device-time-1 (scripts/gpu_final.sh): 0.939 (A 0.889, B 0.910, C 0.882, D 1.115), x cuDNN 1.124, x FA2 1.775;
+// best D_prefill_q128_k16k_h16x8_d256 4.92x, worst C_s1000_d64_c1 0.70x; compute-sanitizer racecheck 0 hazards,
 // synccheck 0 errors (6 small shapes); ptxas 0 spill bytes in all 7 configurations.
 // Where it stands: non-causal 0.93-0.98x FA3 per (category, head_dim), causal 0.82-0.94x. At 16k the
 // causal/non-causal time ratio is 0.51-0.54 (FA3 0.50): the masked blocks are not the gap; at 1k-4k it is
