@@ -188,7 +188,7 @@ def test_profiled_replays_follow_the_samples_in_their_state_and_stay_out_of_the_
 
 
 def test_the_profile_switch_is_a_small_count_or_a_clear_error():
-    from workbench.harness.timing import PROFILE_ENV, profile_samples_from_env
+    from workbench.harness.timing_proof import PROFILE_ENV, profile_samples_from_env
 
     assert profile_samples_from_env({}) == 0 and profile_samples_from_env({PROFILE_ENV: " 3 "}) == 3
     for bad in ("abc", "-1", "21", "2.5"):

@@ -28,7 +28,8 @@ from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
 from workbench.harness.stop import evaluate_stop
-from workbench.harness.timing import EVENTS_DELAYED, profile_samples_from_env
+from workbench.harness.timing import EVENTS_DELAYED
+from workbench.harness.timing_proof import profile_samples_from_env
 
 WORKER_START_TIMEOUT_S = 240.0   # torch import, CUDA context, anchor imports
 NO_GPU_MESSAGE = ("verification and timing need a CUDA GPU (none found here): ran the build, the resource report "

@@ -38,6 +38,7 @@ import torch
 
 from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line
 from workbench.harness.result import Stats
+from workbench.harness.timing_proof import pattern_samples, profiled_sample
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
 # are never mixed with these. Bump it whenever what a timed figure means changes.
@@ -68,21 +69,6 @@ class TimingConfig:
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
         return cls(**{k: v for k, v in section.items() if k in cls.__dataclass_fields__})
-
-
-PROFILE_ENV = "WORKBENCH_TIMING_PROFILE"   # how many replays to profile next to the samples (device-time proof)
-MAX_PROFILE_SAMPLES = 20
-
-
-def profile_samples_from_env(environ: dict) -> int:
-    """The replay count PROFILE_ENV asks for (0 when unset); a clear error for anything but 0-20."""
-    raw = (environ.get(PROFILE_ENV) or "").strip()
-    if not raw:
-        return 0
-    if not raw.isdigit() or int(raw) > MAX_PROFILE_SAMPLES:
-        raise ValueError(f"{PROFILE_ENV}={raw!r}: not a number of replays to profile next to the timed samples "
-                         f"(0-{MAX_PROFILE_SAMPLES}); unset it, or give e.g. 3")
-    return int(raw)
 
 
 TARE_SAMPLES = 21
@@ -228,40 +214,6 @@ class Timer:
         torch.cuda.synchronize()
         return start.elapsed_time(end) * 1000.0
 
-    def _profiled_sample(self, graph, launch, i: int) -> Optional[float]:
-        """torch.profiler's summed device time of one replay (or plain call), L2 flushed before it like a sample;
-        None on the CPU or when the profiler saw nothing."""
-        if not self.cuda:        # the same work, so before/after bracket a real replay; no profiler to read
-            graph.replay() if graph is not None else launch(i)
-            return None
-        from workbench.harness.activity import timed_recording
-
-        def profiled(run) -> list:
-            self._flush_l2()
-            torch.cuda.synchronize()
-            with timed_recording() as spans:
-                run()
-                torch.cuda.synchronize()
-            return spans
-
-        spans = profiled(graph.graph.replay) if graph is not None else []
-        if not spans:         # a profiler that does not see into graph replays: the same work as a plain call
-            spans = profiled(lambda: launch(i))
-        return sum(us for _, us in spans) if spans else None
-
-    def _pattern_samples(self, sample, before, after, n_sets: int, reps: int = 6) -> dict:
-        """The proof's diagnosis (profile mode only): the same graphs replayed in other patterns than the timed
-        one, medians in us. 'bare' replays see old contents and unpoisoned outputs: a figure to compare, never
-        a timing."""
-        patterns = {
-            "bare": lambda i: sample(i),
-            "before": lambda i: (before(i), sample(i))[1],
-            "checked": lambda i: (before(i), sample(i), after(i))[1],
-            "bare_again": lambda i: sample(i),
-        }
-        return {name: round(statistics.median(run(k % n_sets) for k in range(reps)), 3)
-                for name, run in patterns.items()}
-
     def _sleep_rate(self, cycles: int) -> float:
         """Cycles per us of a torch.cuda._sleep of `cycles` between two events: the SM clock in MHz."""
         start, end = self._events()
@@ -380,11 +332,11 @@ class Timer:
                 before(i)
                 again(i)
             before(i)
-            us = self._profiled_sample(graphs[i] if graphs else None, launch, i)
+            us = profiled_sample(self, graphs[i] if graphs else None, launch, i)
             after(i)
             if us is not None:
                 profiled.append(us)
-        detail = self._pattern_samples(sample, before, after, n_sets) if cfg.profile_samples and graphs else None
+        detail = pattern_samples(sample, before, after, n_sets) if cfg.profile_samples and graphs else None
         clocks = [c for c in (clock_before, self.clock_mhz()) if c]
         if not graphs:
             method = EVENTS_DELAYED
