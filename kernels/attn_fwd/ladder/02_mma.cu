@@ -45,6 +45,9 @@
 // Harness, the official figure (workbench check --suite full --anchors fa3,cudnn,fa2, H200, 2026-11-30):
 // 182/182 passed, worst rel L2 2.4e-3; geomean x FA3 0.678 (A 0.592, B 0.519, C 0.974, D 0.907),
 // x FA2 1.066, x cuDNN 0.705, x original 32.2. Same kernel on dev26 twice: 0.731 / 0.729 x FA3.
+// Every figure above dated 2026-11-30 is per-call timing (events around the Python call, before 0881b0b):
+// FA3's Python overhead is in it. Device time (H200, 2026-12-01, timing device-time-4, `bash scripts/gpu_run.sh
+// self02`): 182/182, geomean x FA3 0.549 (A 0.516, B 0.502, C 0.581, D 0.656), x FA2 1.034, x cuDNN 0.656.
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal bottom-right aligned.
 #include <cuda_runtime.h>
