@@ -3,7 +3,7 @@
 #   bash scripts/gpu_run.sh probe wrong full ladder bench
 # Stages
 #   probe   environment report, the original kernel on smoke and dev26 with the anchors
-#   wrong   pytest -m gpu: every kernels/attn_fwd/wrong/ kernel rejected with its reason
+#   wrong   pytest -m gpu -n 8: every kernels/attn_fwd/wrong/ kernel rejected with its reason (WRONG_TIMEOUT 420 s)
 #   full    pytest -m gpu: the original passes `full` (fills the timing cache), anchors correct, twice within 2 %
 #   ladder  every ladder rung on `full` with FA3, cuDNN and FA2 (original cached)
 #   bench   harness wall time: dev26 and full for the best ladder rung with FA3 as anchor, original cached
@@ -50,9 +50,10 @@ for stage in "$@"; do
       /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/original.cu --suite dev26 --anchors fa3,cudnn,fa2 \
         --json "$OUT/original_dev26.json" --traces '' 2>&1 | tee "$OUT/original_dev26.log"
       summary "original dev26" "$OUT/original_dev26.log" ;;
-    wrong)
-      python3 -m pytest -m gpu tests/test_gpu.py -k wrong -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_wrong.log" \
-        | grep -E "^WRONG|passed|failed" ;;
+    wrong)   # -rA: one PASSED/FAILED line per kernel in the summary (xdist hides -s output)
+      timeout "${WRONG_TIMEOUT:-420}" python3 -m pytest -m gpu tests/test_gpu.py -k wrong -n "${WRONG_WORKERS:-8}" -rA -q \
+        -p no:cacheprovider -W ignore 2>&1 | tee "$OUT/pytest_wrong.log" \
+        | grep -E "^(PASSED|FAILED|ERROR) |passed|failed" | sed 's/tests\/test_gpu.py::test_wrong_kernel_is_rejected_with_its_reason//' ;;
     full)
       python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
     devtime)
