@@ -238,3 +238,22 @@ def test_a_timed_launch_that_rewrites_its_inputs_is_judged_on_the_inputs_it_was_
 
     _, problem_found = _time_on_cpu(rewrites_inputs)
     assert "a timed launch" in problem_found and "rel L2" in problem_found
+
+
+def test_rows_timed_at_clocks_far_apart_are_flagged_as_a_timing_remark():
+    from workbench.agent.interventions import BENIGN_FLAGS
+    from workbench.harness.check import apply_flags
+    from workbench.harness.problem import Problem
+    from workbench.harness.result import ScenarioResult, Stats
+    from workbench.harness.scenarios import load_suite
+
+    s = next(x for x in load_suite("full") if x.name == "A_d128_c0_s16k")
+    timed = lambda us, mhz: Stats(us, us, us, us, 0.0, 5, method="graph_replay", clock_mhz=mhz)
+    rows = [ScenarioResult(scenario=s.to_dict(), status="passed", stats=timed(4000.0, mine),
+                           reference_stats={"fa3": timed(3600.0, theirs), "cudnn": timed(3900.0, None)})
+            for mine, theirs in ((1800.0, 1590.0), (1800.0, 1700.0), (None, 1500.0), (1500.0, 1800.0))]
+    result = SuiteResult(kernel_path="k", kernel_sha="x", suite="full", status="evaluated", rows=rows)
+    apply_flags(result, Problem.load(), None)
+    # 11.7 % apart: flagged; 5.6 %: not; no clock on the candidate's side: nothing to compare; 20 %: flagged
+    assert ["clock_apart" in r.flags for r in rows] == [True, False, False, True]
+    assert "clock_apart:2" in result.flags and "clock_apart" in BENIGN_FLAGS

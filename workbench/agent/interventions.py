@@ -26,7 +26,7 @@ from typing import Callable, Optional
 from workbench.agent.questions import Question
 
 MODES = ("tools_only", "bank", "human", "hybrid")
-BENIGN_FLAGS = {"noisy", "not_graph_capturable"}   # timing remarks, not suspicions of the result ("noisy:3")
+BENIGN_FLAGS = {"noisy", "not_graph_capturable", "clock_apart"}   # timing remarks, not suspicions ("noisy:3")
 
 
 @dataclass

@@ -221,12 +221,23 @@ def format_progress(index: int, total: int, row: ScenarioResult) -> str:
     return "  ".join(parts)
 
 
+def clocks_apart(row: ScenarioResult, fraction: float) -> bool:
+    """The candidate and an implementation it is compared with were timed at SM clocks more than `fraction`
+    apart (clocks are not locked; a cached anchor was timed in another run): that row's ratio carries the GPU's
+    state, not only the kernels'. A timing remark, not a suspicion."""
+    mine = row.stats.clock_mhz if row.stats is not None else None
+    if not mine:
+        return False
+    return any(st.clock_mhz and abs(st.clock_mhz / mine - 1.0) > fraction for st in row.reference_stats.values())
+
+
 def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[float]) -> None:
     """Suspicion flags: reported, never failures. Each one is a reason to look before believing."""
     ceiling = float(problem.ceilings.get("bf16_tflops", 790.0))
     near = float(problem.flags.get("near_ceiling_fraction", 0.9))
     noisy = problem.timing.noisy_rel_spread
     hbm = float(problem.ceilings.get("hbm_tb_s", 4.3)) * 1e12
+    clock_apart = float(problem.flags.get("clock_apart_fraction", 0.10))
     for row in result.rows:
         if row.stats is None:
             continue
@@ -239,12 +250,14 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
             row.flags.append("noisy")
         if row.stats.method == EVENTS_DELAYED:
             row.flags.append("not_graph_capturable")   # timed behind a GPU delay instead (row.stats.note: why)
+        if clocks_apart(row, clock_apart):
+            row.flags.append("clock_apart")
         shape = Scenario(**row.scenario)
         min_us = shape.min_bytes() / hbm * 1e6
         row.floor_us = max(min_us, shape.flops() / (ceiling * 1e12) * 1e6)
         if row.stats.median_us < min_us:
             row.flags.append("below_memory_floor")
-    for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy", "not_graph_capturable"):
+    for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy", "not_graph_capturable", "clock_apart"):
         n = sum(flag in r.flags for r in result.rows)
         if n:
             result.flags.append(f"{flag}:{n}")
