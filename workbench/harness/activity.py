@@ -29,6 +29,19 @@ def unavailable(device: str) -> str:
 
 
 @contextmanager
+def _profiled() -> Iterator[list]:
+    """torch.profiler with CUDA activity only around the block; yields a list that receives the profile."""
+    from torch.profiler import ProfilerActivity, profile
+
+    got: list = []
+    with warnings.catch_warnings():   # "Profiler clears events at the end of each cycle": one cycle here
+        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            yield got
+    got.append(prof)
+
+
+@contextmanager
 def recording(device: str) -> Iterator[list[str]]:
     """`with recording(device) as names: ...` -> names holds the device activity once the block has ended."""
     names: list[str] = []
@@ -37,45 +50,32 @@ def recording(device: str) -> Iterator[list[str]]:
             yield names
         names.extend(reported)
         return
-    from torch.profiler import ProfilerActivity, profile
-
-    with warnings.catch_warnings():   # "Profiler clears events at the end of each cycle": one cycle here
-        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            yield names
-    names.extend(_device_event_names(prof))
+    with _profiled() as got:
+        yield names
+    names.extend(name for name, _, _ in _device_events(got[0]))   # everything, annotations too
 
 
 @contextmanager
 def timed_recording() -> Iterator[list[tuple[str, float]]]:
     """`with timed_recording() as spans: ...` -> (name, duration us) of each device activity of the block (GPU
-    only; synchronisation records, which carry no work, left out). The device-time proof reads these."""
-    from torch.profiler import ProfilerActivity, profile
-
+    only; synchronisation records, which carry no work, and user annotations left out). The device-time proof
+    reads these."""
     from workbench.harness.foreign import SYNC
 
     spans: list[tuple[str, float]] = []
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            yield spans
-    spans.extend((name, us) for name, us in _device_event_durations(prof) if not SYNC.match(name))
+    with _profiled() as got:
+        yield spans
+    spans.extend((name, us) for name, us, annotation in _device_events(got[0])
+                 if not annotation and not SYNC.match(name))
 
 
-def _device_event_durations(prof) -> list[tuple[str, float]]:
-    from torch.autograd import DeviceType
-
-    results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
-    if results is not None:
-        return [(e.name(), e.duration_ns() / 1e3) for e in results.events()
-                if e.device_type() == DeviceType.CUDA and not e.is_user_annotation()]
-    return [(e.name, e.time_range.end - e.time_range.start) for e in prof.events() if e.device_type == DeviceType.CUDA]
-
-
-def _device_event_names(prof) -> list[str]:
+def _device_events(prof) -> list[tuple[str, float, bool]]:
+    """(name, duration us, is a user annotation) of each device-side event of a profile."""
     from torch.autograd import DeviceType
 
     results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
     if results is not None:   # the raw Kineto events: no tree building, nothing filtered out
-        return [e.name() for e in results.events() if e.device_type() == DeviceType.CUDA]
-    return [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
+        return [(e.name(), e.duration_ns() / 1e3, e.is_user_annotation()) for e in results.events()
+                if e.device_type() == DeviceType.CUDA]
+    return [(e.name, e.time_range.end - e.time_range.start, False) for e in prof.events()
+            if e.device_type == DeviceType.CUDA]

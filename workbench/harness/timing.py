@@ -304,6 +304,12 @@ class Timer:
             else:
                 launch(i)
 
+        def prepare(i: int) -> None:         # untimed, before a sample (or a profiled replay) of set i
+            if prime:                         # its own contents and outputs: before(i) again after it
+                before(i)
+                again(i)
+            before(i)
+
         clock_before = self.clock_mhz()
         self.last["outer_us"] = []
         self.last["primed"] = 0
@@ -311,11 +317,8 @@ class Timer:
         spent_s = 0.0
         while len(samples) < cfg.max_reps:
             i = len(samples) % n_sets
-            if prime:                         # its own contents and outputs: before(i) again after it
-                before(i)
-                again(i)
-                self.last["primed"] += 1
-            before(i)
+            prepare(i)
+            self.last["primed"] += int(prime)
             us = sample(i)
             after(i)
             samples.append(us)
@@ -328,10 +331,7 @@ class Timer:
         profiled = []            # the proof's second instrument, in the state the samples were taken in
         for k in range(max(0, cfg.profile_samples)):
             i = k % n_sets
-            if prime:
-                before(i)
-                again(i)
-            before(i)
+            prepare(i)
             us = profiled_sample(self, graphs[i] if graphs else None, launch, i)
             after(i)
             if us is not None:
