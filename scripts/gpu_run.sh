@@ -53,7 +53,9 @@ for stage in "$@"; do
     wrong)   # -rA: one PASSED/FAILED line per kernel in the summary (xdist hides -s output)
       timeout "${WRONG_TIMEOUT:-420}" python3 -m pytest -m gpu tests/test_gpu.py -k wrong -n "${WRONG_WORKERS:-8}" -rA -q \
         -p no:cacheprovider -W ignore 2>&1 | tee "$OUT/pytest_wrong.log" \
-        | grep -E "^(PASSED|FAILED|ERROR) |passed|failed" | sed 's/tests\/test_gpu.py::test_wrong_kernel_is_rejected_with_its_reason//' ;;
+        | grep -E "^(PASSED|FAILED|ERROR) |passed|failed" | sed 's/tests\/test_gpu.py::test_wrong_kernel_is_rejected_with_its_reason//'
+      # one JSON per kernel: 21 files, more than a call brings back one by one
+      ( cd "$OUT" && ls wrong_*.json >/dev/null 2>&1 && tar -czf wrong_json.tgz wrong_*.json && rm -f wrong_*.json ) ;;
     full)
       python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
     devtime)
