@@ -14,11 +14,13 @@
 #   diag    scripts/devtime_diag.py: the original in every timing role and path, the in-graph event pair's tare
 #   quick   pytest -m gpu -n 8: every gpu test but the `full`-suite ones, the twice spread and the proof (xdist)
 #   self02  02_mma on full with FA3, cuDNN and FA2, its own baseline (the original's slow timings not needed for x FA3)
+#   self    the same for SELF_KERNEL
 #   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
 #   notebook  NOTEBOOK (default notebooks/03_kernel_ladder.ipynb) executed live with nbclient (carry .whl with .whl/nb
 #             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
+#   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
@@ -94,11 +96,11 @@ for stage in "$@"; do
     foreigncost)
       python3 scripts/foreign_check_cost.py --kernel "${BENCH_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}" --suite full \
         --anchors fa3 --rounds "${COST_ROUNDS:-2}" 2>&1 | tee "$OUT/foreign_cost.log" ;;
-    self02)
-      k=kernels/attn_fwd/ladder/02_mma.cu
+    self02|self)   # self: SELF_KERNEL (default 02_mma) on full with every anchor, its own baseline
+      k=kernels/attn_fwd/ladder/02_mma.cu; [ "$stage" = self ] && k=${SELF_KERNEL:-$k}; n=$(basename "$k" .cu)
       WORKBENCH_FOREIGN_CHECK=all /usr/bin/time -f "wall %e s" python3 -m workbench.cli check $k --suite full \
-        --anchors fa3,cudnn,fa2 --baseline $k --json "$OUT/ladder_02_mma_full.json" --traces '' > "$OUT/ladder_02_mma_full.log" 2>&1
-      summary "02_mma full" "$OUT/ladder_02_mma_full.log"; grep -E "^wall|FAIL|^timing|foreign-kernel check" "$OUT/ladder_02_mma_full.log" | head -8 ;;
+        --anchors fa3,cudnn,fa2 --baseline $k --json "$OUT/ladder_${n}_full.json" --traces '' > "$OUT/ladder_${n}_full.log" 2>&1
+      summary "$n full" "$OUT/ladder_${n}_full.log"; grep -E "^wall|FAIL|^timing|foreign-kernel check" "$OUT/ladder_${n}_full.log" | head -8 ;;
     costs)
       k=${COST_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}
       for way in "as-is WORKBENCH_FOREIGN_CHECK=all" "foreign-off WORKBENCH_FOREIGN_CHECK=off" "sandbox-off WORKBENCH_SANDBOX=off WORKBENCH_FOREIGN_CHECK=all"; do
@@ -135,6 +137,22 @@ for stage in "$@"; do
         grep -E "Duration|Throughput|Pipe|Stall|Issue|Occupancy|Registers|Grid Size|Block Size|Shared Memory" \
           "$OUT/ncu_$(basename "$k" .cu)_$sc.txt" | head -40
       done ;;
+    ncucmp)  # the same counters for NCU_KERNEL and FA3 on each of NCU_SCENARIOS, side by side
+      k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
+      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")
+      mets='regex:^sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active$,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,sm__cycles_elapsed.avg.per_second,launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum'
+      for sc in ${NCU_SCENARIOS:-A_d128_c0_s4k}; do
+        for impl in ours fa3; do
+          f="$OUT/ncucmp_${sc}_$impl.txt"
+          timeout 150 ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:attn_wgmma|FlashAttnFwd" \
+            --launch-skip 1 --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+            --metrics "$mets,sass__inst_executed_per_opcode" --print-metric-instances ${NCU_INSTANCES:-details} python3 scripts/ncu_driver.py --impl $impl --so "$so" --scenario "$sc" > "$f" 2>&1
+          echo "== ncucmp $sc $impl (rc $?)"
+          grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_|pipe_alu_|pipe_xu|issue_active|stalled_(barrier|long_scoreboard|short_scoreboard|wait|math_pipe_throttle|mio_throttle|dispatch_stall|no_instruction|selected|not_selected|sleeping|membar|branch_resolving|lg_throttle|tex_throttle|misc|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued" "$f" | grep -v per_opcode | sed 's/  */ /g' | head -45
+          grep "sass__inst_executed_per_opcode" "$f" | sed 's/  */ /g' | cut -c1-1500
+        done
+      done
+      tar -czf "$OUT/ncucmp.tgz" -C "$OUT" $(cd "$OUT" && ls ncucmp_*.txt) && rm -f "$OUT"/ncucmp_*.txt ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

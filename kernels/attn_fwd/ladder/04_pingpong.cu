@@ -42,29 +42,45 @@
 //   128- instead of 192-key blocks for d64 non-causal: 0.865 vs 0.861, noise. Both knobs stay at 0/192.
 // - v4 (mirrored causal pairs per CTA for unsplit grids of >= 1024 tiles; A/B on dev26's 14 causal shapes:
 //   pairs everywhere 0.931 vs 0.961 without, +3-7 % on the large grids, D_prefill_q512 with 4 splits halved).
-// - v5, prepared, NOT yet measured (knob CAUSAL_ORDER, default 0 = the measured v4 order): causal grids that
-//   are not paired and whose K/V fit in L2 (<= 16 MB) hand out every head's longest query block first.
-//   Prediction: C_s1000_d64_c1 (256 tiles, 1.94 waves, SMs active 65 % of its 27.2 us by ncu) +15-20 %, the
-//   other small causal shapes of C and A +5-15 %, nothing else moves (the condition is false there). Test:
-//   ladder_bench `04_pingpong.cu` against `04_pingpong.cu:CAUSAL_ORDER=1` on full's causal shapes.
-// Harness, the official figure (H200, 2026-12-01, `workbench check kernels/attn_fwd/ladder/04_pingpong.cu
-// --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`, timing device-time-4, this source less this
-// comment line pair): 182/182 pass; geomean x FA3 0.931 (A 0.882, B 0.887, C 0.902, D 1.107), x cuDNN 1.111,
-// x FA2 1.753; best D_prefill_q128_k16k_h16x8_d256 4.80x, worst C_s1500_d64_c1 0.73x. The same under
-// device-time-1 (scripts/gpu_final.sh): 0.939 (A 0.889, B 0.910, C 0.882, D 1.115), x cuDNN 1.124, x FA2 1.775;
-// best D_prefill_q128_k16k_h16x8_d256 4.92x, worst C_s1000_d64_c1 0.70x; compute-sanitizer racecheck 0 hazards,
-// synccheck 0 errors (6 small shapes); ptxas 0 spill bytes in all 7 configurations.
-// Where it stands: non-causal 0.93-0.98x FA3 per (category, head_dim), causal 0.82-0.94x. At 16k the
-// causal/non-causal time ratio is 0.51-0.54 (FA3 0.50): the masked blocks are not the gap; at 1k-4k it is
-// 0.57-0.74 (FA3 0.52-0.68): the fixed cost of short causal tiles (start-up, first S GEMM alone, epilogue).
-// SASS of the harness's build (cuobjdump, H200): HGMMA 212, UTMALDG 126, USETMAXREG 14, HMMA 0, LDL/STL 0.
-// ncu on the worst shape C_s1000_d64_c1 (27.2 us): 256 causal CTAs at 1 CTA/SM = 1.94 waves, SMs active 65 %
-// of the elapsed cycles, issue slots 24 %: a tail and latency limit, not a pipe limit (docs/kernel_ladder.md).
+// - v5 (knob CAUSAL_ORDER, now 1): causal grids that are not paired and whose K/V fit in L2 (<= 16 MB) hand
+//   out every head's longest query block first. Predicted C small causal +5-15 %, nothing else moves.
+//   Measured (run 7, ladder_bench, 72 causal shapes of full): C 0.823 -> 0.856, A 0.832 -> 0.833, B 0.823 ->
+//   0.827: as predicted. The dynamic persistent scheduler (PERSISTENT 3) lost again (0.801, 0.809 with v5).
+// - v6 (2026-12-01, session 4; runs 6-11 in docs/kernel_ladder.md):
+//   * three consumer warpgroups for head_dim 64 (FA3's 192-row tiles, 160 registers each, 96-key blocks;
+//     D64_WGS 0 picks them by a wave rule, see three_consumers_pay). Predicted +5-10 % on d64 (the exp-bound
+//     rows get a third warpgroup to overlap). Measured on the 46 d64 shapes: forced everywhere +3 %
+//     (0.880 -> 0.896) with -30 % on C_s1000 (1.94 -> 1.45 waves); with the wave rule 0.881 -> 0.914;
+//     96-key blocks beat 128 (0.879), 80 (0.873) and 64 (0.856).
+//   * ncu against FA3 (A_d128_c0_s4k, same HGMMA count 7.47M): we executed 1.27x FA3's instructions, the
+//     extra in LOP3 18.6M, R2UR 15.1M, IMAD 14.0M, VIADD 10.1M, SHF 9.2M (descriptor arithmetic in vector
+//     registers; FA3 does it with UIADD3 8.2M in the uniform datapath). Fixes: the warpgroup index and the
+//     next tile through a shfl (UNIFORM_WG, UNIFORM_TILE: provably uniform), descriptors as one base plus
+//     constant offsets (DESC_BASE), mbarrier waits with CUTLASS's suspend-time hint (WAIT_SLEEP).
+//     Predicted: the ALU pipe from 33 % toward FA3's 20 %, +3-5 %. Measured: instructions 309M -> 273M, ALU
+//     33 % -> 24 %, tensor pipe 75 % -> 78 % (FA3 86 %); full geomeans in one run each: UNIFORM_WG 0.923 ->
+//     0.928, + WAIT_SLEEP 0.931, DESC_BASE 0.931 -> 0.933, UNIFORM_TILE 0.941 -> 0.947 (the d64 3-consumer
+//     kernel's R2UR 86 -> 49; the other configurations' SASS did not change: their 0.941/0.947 is run noise).
+//     The d128 kernels still rebuild the K descriptor in vector registers and move it with 2 R2UR per wgmma.
+//     WAIT_SLEEP alone is not separable from noise (+0.3 %), and ncu still shows no 'sleeping' stall for us.
+//   * KV_HINT (TMA evict_last for K/V, evict_first for Q): 0.882 vs 0.880 on d64, noise; kept at 0.
+// Harness, the official figure (H200, 2026-12-01, `bash scripts/gpu_run.sh self` with SELF_KERNEL=this file =
+// `workbench check kernels/attn_fwd/ladder/04_pingpong.cu --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`,
+// timing device-time-4, v6): 182/182 pass; geomean x FA3 0.953 (A 0.916, B 0.908, C 0.908, D 1.136), x cuDNN
+// 1.133, x FA2 1.790; best D_prefill_q128_k16k_h16x8_d256 4.89x, worst C_s1500_d128_c1 0.73x (v4 under the
+// same timing: 0.931, A 0.882, B 0.887, C 0.902, D 1.107). ptxas: 0 spill bytes in every configuration.
+// Earlier: device-time-1 0.939 (v4); compute-sanitizer racecheck 0 hazards, synccheck 0 errors (v4, 6 small
+// shapes; not re-run on v6).
+// Where it stands (v6, per group in docs/kernel_ladder.md): non-causal 0.93-0.98x FA3 outside D, causal
+// 0.83-0.94x; d128 causal is the weakest group (A 0.861, B 0.852, C 0.829). At 16k the causal/non-causal time
+// ratio matches FA3's (0.49-0.53): the causal gap at large sizes is the mainloop's, at 1k-4k the fixed cost of
+// short tiles adds 5-10 %. ncu (v4, C_s3000_d128_c1): tensor pipe 62 % vs FA3 77 %, 1.34x its instructions.
 //
-// Next rung should fix: a balanced schedule for causal grids under 1024 tiles (the tail above; v5 below is
-// one try); d64 (0.80-0.93x: FA3 runs three consumer warpgroups of 64 rows there, and the exponentials
-// need them), and the fixed per-tile cost of short causal tiles (overlap the epilogue of
-// one warpgroup with the other's next tile; a dynamic scheduler that keeps the heads' K/V in L2).
+// Next rung should fix: the K/V descriptors of the d128/d256 kernels in uniform registers (the R2UR pairs: the
+// stage index comes from a counter ptxas keeps in vector registers; a CUTLASS-style pipeline state, or both
+// stages' descriptors precomputed); the mask arithmetic (FSEL/ISETP) of the diagonal blocks; the fixed per-tile
+// cost of short causal tiles (one warpgroup's epilogue under the other's next tile); 192-key blocks with the
+// P.V operand from shared memory for d64 non-causal (FA3's choice).
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only
@@ -82,6 +98,12 @@
 #endif
 #ifndef D64_BN_CAUSAL
 #define D64_BN_CAUSAL 128   // @knob D64_BN_CAUSAL 128 {128,192}   causal (diagonal blocks waste less)
+#endif
+#ifndef D64_WGS
+#define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           head_dim 64: consumer warpgroups (3 = FA3's 192-row tiles, 0 = by waves)
+#endif
+#ifndef D64_WG3_BN
+#define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
 #endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
@@ -108,10 +130,25 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 0      // @knob CAUSAL_ORDER 0 {0,1}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
+#define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
 #endif
 #ifndef DYNAMIC_SCHED
 #define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
+#endif
+#ifndef KV_HINT
+#define KV_HINT 0           // @knob KV_HINT 0 {0,1}            1 = TMA loads of K/V marked evict_last, Q evict_first (FA3's hints)
+#endif
+#ifndef WAIT_SLEEP
+#define WAIT_SLEEP 1        // @knob WAIT_SLEEP 1 {0,1}         1 = mbarrier waits may suspend the warp (CUTLASS's time hint), not spin
+#endif
+#ifndef UNIFORM_WG
+#define UNIFORM_WG 1        // @knob UNIFORM_WG 1 {0,1}         1 = warpgroup index broadcast by shfl: descriptors in uniform registers
+#endif
+#ifndef DESC_BASE
+#define DESC_BASE 1         // @knob DESC_BASE 1 {0,1}          1 = wgmma descriptors as one base + constant offsets (0: rebuilt per k-step)
+#endif
+#ifndef UNIFORM_TILE
+#define UNIFORM_TILE 1      // @knob UNIFORM_TILE 1 {0,1}       1 = the consumers' next tile index broadcast by shfl (uniform registers)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -128,8 +165,6 @@ namespace {
 // ================================================================================================
 // Setup: parameters, configuration, PTX wrappers
 // ================================================================================================
-constexpr int kBM = 128;                 // query rows per CTA: two consumer warpgroups of 64
-constexpr int kThreads = 384;            // producer warpgroup + 2 consumer warpgroups
 constexpr int kStages = 2;               // K/V ring depth (FA3 uses 2 on sm90)
 
 struct Params {
@@ -144,10 +179,20 @@ struct Params {
     float scale_log2;
 };
 
-template <int D_, int BN_, bool DYNAMIC_ = true>
+template <int D_, int BN_, bool DYNAMIC_ = true, int NWG_ = 2>
 struct Cfg {
     static constexpr int D = D_, BN = BN_;
     static constexpr bool DYNAMIC = DYNAMIC_;   // may take tiles from the atomic counter (registers allowing)
+    // Consumer warpgroups of 64 query rows each, plus one producer warpgroup. Three (FA3's d64 choice) give
+    // the exponentials of a third warpgroup to hide under the other two's GEMMs, at 160 registers each.
+    static constexpr int NWG = NWG_;
+    static constexpr int BM = 64 * NWG;                        // query rows per CTA
+    static constexpr int THREADS = 128 * (NWG + 1);
+    static constexpr int CONSUMER_WARPS = 4 * NWG;             // arrival count of the "empty" barriers
+    static constexpr int PRODUCER_REGS = NWG == 2 ? 24 : 32;   // setmaxnreg split of the 64K registers (FA3's)
+    static constexpr int CONSUMER_REGS = NWG == 2 ? 240 : 160;
+    static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
+    static_assert(128 * PRODUCER_REGS + 128 * NWG * CONSUMER_REGS <= 65536, "register split over the SM's 64K");
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
     static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
     // every POLY_EVERY-th n-tile's exponentials by polynomial on the FMA pipe (0: all on MUFU)
@@ -155,9 +200,9 @@ struct Cfg {
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
-    static constexpr int Q_BUFS = (4 * Q_WG_BYTES + 2 * kStages * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
+    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * kStages * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
     static constexpr int OFF_Q = 0;
-    static constexpr int OFF_K = OFF_Q + Q_BUFS * 2 * Q_WG_BYTES;
+    static constexpr int OFF_K = OFF_Q + Q_BUFS * NWG * Q_WG_BYTES;
     static constexpr int OFF_V = OFF_K + kStages * KV_BYTES;
     static constexpr int OFF_BAR = OFF_V + kStages * KV_BYTES;
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
@@ -180,16 +225,32 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// WAIT_SLEEP 1: try_wait with a suspend-time hint (CUTLASS's ClusterBarrier::wait, 10 ms cap): a waiting warp
+// sleeps until the phase completes instead of re-issuing try_wait, so it takes no issue slots from the
+// warps doing the softmax on the same scheduler (ncu, 2026-12-01: 'sleeping' 0.30 for FA3, 0 for us, and
+// 1.27x FA3's instruction count on A_d128_c0_s4k). Measured with it: +0.3 % on full, 'sleeping' still 0.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred P1;\n"
-        "LAB_WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
-        "@P1 bra.uni DONE;\n"
-        "bra.uni LAB_WAIT;\n"
-        "DONE:\n"
-        "}\n" ::"r"(bar), "r"(parity) : "memory");
+    if constexpr (WAIT_SLEEP) {
+        asm volatile(
+            "{\n"
+            ".reg .pred P1;\n"
+            "LAB_WAIT:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1, %2;\n"
+            "@P1 bra.uni DONE;\n"
+            "bra.uni LAB_WAIT;\n"
+            "DONE:\n"
+            "}\n" ::"r"(bar), "r"(parity), "r"(0x989680) : "memory");
+    } else {
+        asm volatile(
+            "{\n"
+            ".reg .pred P1;\n"
+            "LAB_WAIT:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+            "@P1 bra.uni DONE;\n"
+            "bra.uni LAB_WAIT;\n"
+            "DONE:\n"
+            "}\n" ::"r"(bar), "r"(parity) : "memory");
+    }
 }
 
 // ---- TMA
@@ -200,6 +261,23 @@ __device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map
         " [%0], [%1, {%2, %3, %2, %4, %5}], [%6];\n"
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar)
         : "memory");
+}
+// The same with an L2 eviction priority (createpolicy's 64-bit policy; CUTLASS's CacheHintSm90 values):
+// K/V are read by every query block of a head, Q once.
+constexpr uint64_t kEvictFirst = 0x12F0000000000000ull, kEvictLast = 0x14F0000000000000ull;
+__device__ __forceinline__ void tma_load_5d_hint(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                                 int c1, int c3, int c4, uint64_t policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %2, %4, %5}], [%6], %7;\n"
+        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar), "l"(policy)
+        : "memory");
+}
+template <bool HINT>
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3, int c4,
+                                         uint64_t policy) {
+    if constexpr (HINT) tma_load_5d_hint(dst, map, bar, c1, c3, c4, policy);
+    else tma_load_5d(dst, map, bar, c1, c3, c4);
 }
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t src, int c1, int c3, int c4) {
     asm volatile(
@@ -405,11 +483,11 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
 
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
 // are never visited (row i sees keys j <= i + seqlen_k - seqlen_q).
-template <int BN>
+template <class C>
 __device__ __forceinline__ int2 key_blocks(const Params& p, int m_block, int split) {
     int kend = p.seqlen_k;
-    if (p.causal) kend = min(kend, (m_block + 1) * kBM + p.seqlen_k - p.seqlen_q);
-    const int n_blocks = kend > 0 ? (kend + BN - 1) / BN : 0;
+    if (p.causal) kend = min(kend, (m_block + 1) * C::BM + p.seqlen_k - p.seqlen_q);
+    const int n_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
     const int b0 = split * p.blocks_per_split;
     return make_int2(min(b0, n_blocks), min(n_blocks, b0 + p.blocks_per_split));
 }
@@ -417,17 +495,16 @@ __device__ __forceinline__ int2 key_blocks(const Params& p, int m_block, int spl
 // Barrier slots (8 bytes each) after the tiles.
 struct Bars {
     uint32_t base;
-    __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 16 * buf + 8 * w; }
+    __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 24 * buf + 8 * w; }   // w < 3
     __device__ uint32_t k_full(int s) const { return base + 16 + 8 * s; }
     __device__ uint32_t k_empty(int s) const { return base + 32 + 8 * s; }
     __device__ uint32_t v_full(int s) const { return base + 48 + 8 * s; }
     __device__ uint32_t v_empty(int s) const { return base + 64 + 8 * s; }
-    __device__ uint32_t q_empty(int buf, int w) const { return base + 128 + 16 * buf + 8 * w; }   // O stored
-    __device__ uint32_t tile_full(int slot) const { return base + 160 + 8 * slot; }    // next tile index written
-    __device__ uint32_t tile_empty(int slot) const { return base + 176 + 8 * slot; }   // ... and read
-    __device__ uint32_t tile_slot(int slot) const { return base + 192 + 4 * slot; }    // the index itself
+    __device__ uint32_t q_empty(int buf, int w) const { return base + 144 + 24 * buf + 8 * w; }   // O stored
+    __device__ uint32_t tile_full(int slot) const { return base + 192 + 8 * slot; }    // next tile index written
+    __device__ uint32_t tile_empty(int slot) const { return base + 208 + 8 * slot; }   // ... and read
+    __device__ uint32_t tile_slot(int slot) const { return base + 224 + 4 * slot; }    // the index itself (< 256)
 };
-constexpr int kConsumerWarps = 8;   // every consumer warp releases a stage (arrival count of "empty")
 
 // ================================================================================================
 // Tile scheduler (persistent grids): static striding, or an atomic counter that resets itself
@@ -466,7 +543,6 @@ __device__ __forceinline__ int await_tile(const Params& p, const Bars& bar, int 
     if ((threadIdx.x & 31) == 0) mbar_arrive(bar.tile_empty(slot));
     return next;
 }
-constexpr int kMailboxReaders = kConsumerWarps + 1;   // the consumer warps and the TMA thread
 
 // ================================================================================================
 // Producer: one thread issues every TMA load. Order K_0, then (K_j, V_{j-1}), then V_last: the
@@ -477,14 +553,14 @@ __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, i
     const int s = i & 1;
     mbar_wait(bar.k_empty(s), ((i >> 1) & 1) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
-    tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
+    tma_load<KV_HINT>(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b, kEvictLast);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV, const Bars& bar) {
     const int s = i & 1;
     mbar_wait(bar.v_empty(s), ((i >> 1) & 1) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
-    tma_load_5d(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
+    tma_load<KV_HINT>(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b, kEvictLast);
 }
 
 // One tile: K_0 first (its stage frees early), then Q once the consumers' O of the previous tile has
@@ -496,13 +572,14 @@ __device__ __forceinline__ void produce(const CUtensorMap* tm_q, const CUtensorM
                                         uint32_t sV, const Bars& bar) {
     const int n_iter = range.y - range.x;
     if (n_iter > 0) load_k<C>(tm_k, t, range.y - 1, it, sK, bar);
-    const int q0 = t.m_block * kBM, buf = tile_iter % C::Q_BUFS;
+    const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
 #pragma unroll
-    for (int w = 0; w < 2; ++w) {
+    for (int w = 0; w < C::NWG; ++w) {
         mbar_wait(bar.q_empty(buf, w), q_phase ^ 1);
         mbar_expect_tx(bar.q_full(buf, w), C::Q_WG_BYTES);
-        tma_load_5d(sQ + (2 * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+        tma_load<KV_HINT>(sQ + (C::NWG * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b,
+                          kEvictFirst);
     }
     if (n_iter <= 0) return;
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
@@ -517,33 +594,52 @@ __device__ __forceinline__ void produce(const CUtensorMap* tm_q, const CUtensorM
 // value d[4j + e] sits at row 16w + l/4 + 8*(e/2), column 8j + 2*(l%4) + e%2.
 // ================================================================================================
 
-// Pingpong (FA3's warp scheduler barriers, head_dim <= 128): named barrier 3 + w belongs to consumer w.
-// A consumer syncs on its own before issuing its GEMMs and arrives on the other's right after, so the
-// two warpgroups take turns on the tensor cores: one runs its exponentials while the other's GEMMs run.
-constexpr int kSchedBarrier = 3;
+// Pingpong (FA3's warp scheduler barriers, head_dim <= 128): named barrier 4 + w belongs to consumer w
+// (1-3 are the epilogue's). A consumer syncs on its own before issuing its GEMMs and arrives on the next
+// one's (round robin over 2 or 3) right after, so the warpgroups take turns on the tensor cores: one runs
+// its exponentials while another's GEMMs run.
+constexpr int kSchedBarrier = 4;
 template <class C>
 __device__ __forceinline__ void sched_sync(int wq) {
     if constexpr (C::PINGPONG) named_barrier_sync(kSchedBarrier + wq, 256);
 }
 template <class C>
 __device__ __forceinline__ void sched_arrive(int wq) {
-    if constexpr (C::PINGPONG) asm volatile("bar.arrive %0, %1;\n" ::"r"(kSchedBarrier + (1 - wq)), "r"(256) : "memory");
+    const int next = wq + 1 < C::NWG ? wq + 1 : 0;
+    if constexpr (C::PINGPONG) asm volatile("bar.arrive %0, %1;\n" ::"r"(kSchedBarrier + next), "r"(256) : "memory");
 }
 
+// DESC_BASE 1: the low word of a descriptor (start address >> 4 in bits 0-13, LBO above) is built once per
+// GEMM and each k-step adds a compile-time offset to it (no carry: shared addresses stay under 256 KB); the
+// high word (SBO, swizzle) is a constant. Rebuilding every descriptor from its address cost ~4 integer
+// instructions per wgmma plus the moves to uniform registers: ncu on A_d128_c0_s4k (2026-12-01) counted
+// LOP3 18.6M, R2UR 15.1M, IMAD 14.0M, VIADD 10.1M, SHF 9.2M against FA3's UIADD3 8.2M for the same 7.47M
+// HGMMA - a fifth of all our instructions, on the pipes the softmax needs.
+__device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 template <class C>
 __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
+    const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw), klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
     for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
-        const uint64_t da = desc_kmajor(sQw + (kk >> 2) * (64 * 128) + (kk & 3) * 32);
-        const uint64_t db = desc_kmajor(sKs + (kk >> 2) * (C::BN * 128) + (kk & 3) * 32);
-        wgmma_ss<C::BN>(sc, da, db, kk > 0);
+        if constexpr (DESC_BASE) {
+            const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4, ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
+            wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
+        } else {
+            const uint64_t da = desc_kmajor(sQw + (kk >> 2) * (64 * 128) + (kk & 3) * 32);
+            const uint64_t db = desc_kmajor(sKs + (kk >> 2) * (C::BN * 128) + (kk & 3) * 32);
+            wgmma_ss<C::BN>(sc, da, db, kk > 0);
+        }
     }
 }
 template <class C>
 __device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs) {
+    const uint64_t d0 = desc_mnmajor(sVs, C::BN * 128);
+    const uint32_t hi = (uint32_t)(d0 >> 32), lo = (uint32_t)d0;
 #pragma unroll
-    for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
-        wgmma_rs<C::D>(o, pa[kk], desc_mnmajor(sVs + kk * 2048, C::BN * 128), 1);
+    for (int kk = 0; kk < C::BN / 16; ++kk) {   // 16 keys = 2048 B of the MN-major V stage per k-step
+        if constexpr (DESC_BASE) wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
+        else wgmma_rs<C::D>(o, pa[kk], desc_mnmajor(sVs + kk * 2048, C::BN * 128), 1);
+    }
 }
 
 // Mask the columns of key block n that this thread's rows must not see (past seqlen_k, right of the
@@ -623,8 +719,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     constexpr int D = C::D, BN = C::BN;
     const int ltid = threadIdx.x - 128 * (wq + 1);
     if (C::DYNAMIC && p.dynamic && wq == 0 && ltid == 0) publish_next_tile(bar, tile_iter, n_tiles);
-    const int warp = ltid >> 5, lane = ltid & 31;
-    const int q_first = t.m_block * kBM + 64 * wq;          // first query row of this warpgroup
+    const int warp = UNIFORM_WG ? __shfl_sync(0xffffffffu, ltid >> 5, 0) : ltid >> 5, lane = ltid & 31;
+    const int q_first = t.m_block * C::BM + 64 * wq;          // first query row of this warpgroup
     const int row0 = q_first + 16 * warp + (lane >> 2);     // this thread's rows: row0 and row0 + 8
     const int col0 = 2 * (lane & 3);
 
@@ -634,7 +730,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};   // m: running row max, pre-scaled to log2 units
     float alpha[2] = {1.f, 1.f};
     const int buf = tile_iter % C::Q_BUFS;
-    sQw += buf * 2 * C::Q_WG_BYTES;
+    sQw += buf * C::NWG * C::Q_WG_BYTES;
     mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
 
     const int n_iter = range.y - range.x;
@@ -756,7 +852,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
 template <class C>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(C::THREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                   const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
                   const Params p) {
@@ -764,14 +860,16 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;   // 128B-swizzle atoms need 1024-B alignment
     const uint32_t sQ = base + C::OFF_Q, sK = base + C::OFF_K, sV = base + C::OFF_V;
     const Bars bar{base + C::OFF_BAR};
-    const int wg = threadIdx.x / 128;
+    // UNIFORM_WG 1: the index through a shfl (CUTLASS's canonical_warp_group_idx) is provably warp-uniform,
+    // so the shared-memory addresses and wgmma descriptors derived from it can live in uniform registers
+    const int wg = UNIFORM_WG ? __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0) : (int)(threadIdx.x / 128);
     const int n_tiles = p.n_mblocks * p.n_splits * p.batch * p.heads_q;
 
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int buf = 0; buf < 2; ++buf)
 #pragma unroll
-            for (int w = 0; w < 2; ++w) {
+            for (int w = 0; w < C::NWG; ++w) {
                 mbar_init(bar.q_full(buf, w), 1);
                 mbar_init(bar.q_empty(buf, w), 1);
             }
@@ -779,10 +877,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         for (int s = 0; s < kStages; ++s) {
             mbar_init(bar.k_full(s), 1);
             mbar_init(bar.v_full(s), 1);
-            mbar_init(bar.k_empty(s), kConsumerWarps);
-            mbar_init(bar.v_empty(s), kConsumerWarps);
+            mbar_init(bar.k_empty(s), C::CONSUMER_WARPS);
+            mbar_init(bar.v_empty(s), C::CONSUMER_WARPS);
             mbar_init(bar.tile_full(s), 1);
-            mbar_init(bar.tile_empty(s), kMailboxReaders);
+            mbar_init(bar.tile_empty(s), C::CONSUMER_WARPS + 1);   // the consumer warps and the TMA thread
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -794,28 +892,32 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
     // different lengths balance over the persistent CTAs. Either way the next tile's first K block and Q
     // load while the consumers finish this tile's last block and store O.
     if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
             for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
                 const Tile t = tile_of(p, tile);
-                const int2 range = key_blocks<C::BN>(p, t.m_block, t.split);
+                const int2 range = key_blocks<C>(p, t.m_block, t.split);
                 produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
                 tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, false);
             }
         }
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
         const int wq = wg - 1;
-        if (C::PINGPONG && wq == 1) sched_arrive<C>(1);   // consumer 0 goes first
+        if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0;
         for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
             const Tile t = tile_of(p, tile);
-            const int2 range = key_blocks<C::BN>(p, t.m_block, t.split);
+            const int2 range = key_blocks<C>(p, t.m_block, t.split);
             consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, n_tiles);
             it += max(0, range.y - range.x);
             tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, true);
+            // the mailbox's value comes from a shared-memory load: through a shfl it is provably warp-uniform,
+            // so the stage index and K/V descriptors derived from it can stay in uniform registers (SASS of
+            // the DESC_BASE build: K descriptors rebuilt in vector registers and moved by R2UR per wgmma)
+            if constexpr (UNIFORM_TILE) tile = __shfl_sync(0xffffffffu, tile, 0);
         }
     }
 }
@@ -959,9 +1061,9 @@ int launch(const Call& a, cudaStream_t stream) {
     p.batch = a.batch; p.heads_q = a.heads_q; p.heads_kv = a.heads_kv;
     p.seqlen_q = a.seqlen_q; p.seqlen_k = a.seqlen_k; p.group = a.heads_q / a.heads_kv; p.causal = a.causal;
     p.scale_log2 = a.scale * 1.4426950408889634f;
-    p.n_mblocks = (a.seqlen_q + kBM - 1) / kBM;
+    p.n_mblocks = (a.seqlen_q + C::BM - 1) / C::BM;
     int kend = a.seqlen_k;   // keys visible to the last (longest) query block
-    if (a.causal) kend = min(kend, p.n_mblocks * kBM + a.seqlen_k - a.seqlen_q);
+    if (a.causal) kend = min(kend, p.n_mblocks * C::BM + a.seqlen_k - a.seqlen_q);
     const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
     const long long ctas = (long long)p.n_mblocks * a.batch * a.heads_q;
     int splits = choose_splits(ctas, max_blocks, sms);   // one CTA per SM (registers and smem)
@@ -1003,7 +1105,7 @@ int launch(const Call& a, cudaStream_t stream) {
     p.block_major = CAUSAL_ORDER && a.causal && !p.pairs && kv_bytes <= (16LL << 20);
     p.dynamic = C::DYNAMIC && persistent && ctas_launched < grid &&
                 (DYNAMIC_SCHED == 2 || (DYNAMIC_SCHED == 1 && a.causal));
-    attn_wgmma_kernel<C><<<(unsigned)ctas_launched, kThreads, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
+    attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
     CombineParams cp{a.o, a.lse, p.o_part, p.lse_part, a.batch, a.heads_q, a.seqlen_q, splits};
@@ -1011,8 +1113,30 @@ int launch(const Call& a, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
+// head_dim 64, D64_WGS 0: three consumers (192-row tiles) unless the coarser grid loses more to its last
+// partial wave than the third warpgroup gains (measured +10-15 % on long causal grids, run 6): with W(t) the
+// waves of t tiles, 192-row tiles cost 1.5 W(t192) against 1.1 W(t128). Under one wave of 128-row tiles the
+// split-KV path decides, with two consumers. (C_s1000_d64: 256 -> 192 tiles, 1.94 -> 1.45 waves: -30 %.)
+inline int sm_count() {
+    static int sms = 0;
+    if (sms == 0) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            sms = 132;
+    }
+    return sms;
+}
+inline bool three_consumers_pay(const Call& a) {
+    const long long sms = sm_count(), heads = (long long)a.batch * a.heads_q;
+    const long long t128 = heads * ((a.seqlen_q + 127) / 128), t192 = heads * ((a.seqlen_q + 191) / 192);
+    if (t128 < sms) return false;
+    const long long w128 = (t128 + sms - 1) / sms, w192 = (t192 + sms - 1) / sms;
+    return 15 * w192 <= 11 * w128;
+}
+
 using Cfg64 = Cfg<64, D64_BN>;
 using Cfg64c = Cfg<64, D64_BN_CAUSAL>;
+using Cfg64w3 = Cfg<64, D64_WG3_BN, true, 3>;   // three consumers, causal and not
 using Cfg128 = Cfg<128, D128_BN>;
 using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
 using Cfg256 = Cfg<256, D256_BN, false>;   // its consumers have no registers left for the mailbox
@@ -1041,6 +1165,7 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
     switch (head_dim) {
         case 64:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
+            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return launch<Cfg64w3>(a, stream);
             return a.causal ? launch<Cfg64c>(a, stream) : launch<Cfg64>(a, stream);
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
