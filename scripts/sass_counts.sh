@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# SASS instruction counts per kernel entry of a ladder rung built with each set of -D overrides (GPU machine:
-# needs cuobjdump). Usage: bash scripts/sass_counts.sh kernels/attn_fwd/ladder/04_pingpong.cu "" "-DUNIFORM_WG=1"
+# SASS instruction counts per kernel entry of a ladder rung built with each set of -D overrides. Needs cuobjdump
+# and nvdisasm: on the GPU machine, or here after `bash scripts/prep_sass_tools.sh` (PATH=.tools/cuda/bin:$PATH).
+# Usage: bash scripts/sass_counts.sh kernels/attn_fwd/ladder/04_pingpong.cu "" "-DUNIFORM_WG=1"
 set -uo pipefail
 src=$1; shift
 for defs in "$@"; do

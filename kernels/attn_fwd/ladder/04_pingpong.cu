@@ -64,6 +64,18 @@
 //     The d128 kernels still rebuild the K descriptor in vector registers and move it with 2 R2UR per wgmma.
 //     WAIT_SLEEP alone is not separable from noise (+0.3 %), and ncu still shows no 'sleeping' stall for us.
 //   * KV_HINT (TMA evict_last for K/V, evict_first for Q): 0.882 vs 0.880 on d64, noise; kept at 0.
+// - v7, prepared, NOT yet timed (knobs at 0 = v6; the default build's SASS is byte-identical to v6's). SASS
+//   here with cuobjdump from PyPI (scripts/prep_sass_tools.sh), steady-state loop of the d128/176 kernel against
+//   FA3's own (its wheel's CollectiveMainloopFwdSm90<2, 128x176x128, bf16, RS, IntraWGOverlap>): FA3 594
+//   instructions per iteration, v6 1105 of which ~466 are the mask of boundary blocks (a branch, skipped on
+//   the others), R2UR 38, IMAD 30.
+//   * UNIFORM_RING 2: the consumers' ring counter, key range and smem bases through a shfl. Loop 1105 -> 1066,
+//     R2UR 38 -> 3, IMAD 30 -> 9, descriptors by UIADD3/UMOV as in FA3 (d128/128 48 -> 3, d256 10 -> 0,
+//     d64/192 40 -> 5). Prediction: ~6 % fewer instructions per unmasked iteration, +1-3 % on full.
+//   * MASK_LIMIT 1: a masked block compares each column with one per-row limit (an immediate compare and a
+//     select per element). Loop 1066 -> 940 (VIADD 89 -> 3, ISETP 181 -> 137). Prediction: causal +1-3 %
+//     (one masked block per tile weighs most on short tiles: C causal), non-causal unchanged.
+//   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1` (docs/gpu_plan.md N1).
 // Harness, the official figure (H200, 2026-12-01, `bash scripts/gpu_run.sh self` with SELF_KERNEL=this file =
 // `workbench check kernels/attn_fwd/ladder/04_pingpong.cu --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`,
 // timing device-time-4, v6): 182/182 pass; geomean x FA3 0.953 (A 0.916, B 0.908, C 0.908, D 1.136), x cuDNN
@@ -149,6 +161,12 @@
 #endif
 #ifndef UNIFORM_TILE
 #define UNIFORM_TILE 1      // @knob UNIFORM_TILE 1 {0,1}       1 = the consumers' next tile index broadcast by shfl (uniform registers)
+#endif
+#ifndef UNIFORM_RING
+#define UNIFORM_RING 0      // @knob UNIFORM_RING 0 {0,1,2}     consumers: 1 = ring counter and key range through shfl, 2 = + smem bases
+#endif
+#ifndef MASK_LIMIT
+#define MASK_LIMIT 0        // @knob MASK_LIMIT 0 {0,1}         masked blocks: 1 = one visible-column limit per row (compare + select per element)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -649,13 +667,29 @@ __device__ __forceinline__ void mask_block(float (&sc)[C::BN / 2], const Params&
                                            int col0) {
     const int k0 = n * C::BN, offset = p.seqlen_k - p.seqlen_q;
     if (k0 + C::BN > p.seqlen_k || (p.causal && k0 + C::BN - 1 > q_first + offset)) {
+        if constexpr (MASK_LIMIT) {
+            // one limit per row: column 8j + e of this thread (key k0 + col0 + 8j + e) is visible iff
+            // 8j + e <= lim, so each element costs one compare with an immediate and one select (the
+            // general form below rebuilds each column index: ISETP 181, FSEL 178, VIADD 107 in the loop)
 #pragma unroll
-        for (int j = 0; j < C::BN / 8; ++j)
+            for (int hf = 0; hf < 2; ++hf) {
+                int lim = p.seqlen_k - 1 - (k0 + col0);
+                if (p.causal) lim = min(lim, row0 + 8 * hf + offset - (k0 + col0));
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int row = row0 + 8 * (e >> 1), col = k0 + 8 * j + col0 + (e & 1);
-                if (col >= p.seqlen_k || (p.causal && col > row + offset)) sc[4 * j + e] = -INFINITY;
+                for (int j = 0; j < C::BN / 8; ++j)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (8 * j + e > lim) sc[4 * j + 2 * hf + e] = -INFINITY;
             }
+        } else {
+#pragma unroll
+            for (int j = 0; j < C::BN / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int row = row0 + 8 * (e >> 1), col = k0 + 8 * j + col0 + (e & 1);
+                    if (col >= p.seqlen_k || (p.causal && col > row + offset)) sc[4 * j + e] = -INFINITY;
+                }
+        }
     }
 }
 
@@ -732,6 +766,21 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     const int buf = tile_iter % C::Q_BUFS;
     sQw += buf * C::NWG * C::Q_WG_BYTES;
     mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
+    // UNIFORM_RING (two-consumer configurations; the three-consumer kernel is already uniform): the ring
+    // counter, key range and shared-memory bases are warp-uniform by construction and the shfl lets ptxas
+    // prove it, so the stage's K/V descriptors are built in uniform registers. SASS (nvcc 13.0, counted here with
+    // scripts/sass_counts.sh): R2UR in the steady-state loop 38 -> 3 (d128/176), 48 -> 3 (d128/128),
+    // 10 -> 0 (d256), 40 -> 5 (d64/192). Not yet timed (docs/gpu_plan.md N1).
+    if constexpr (UNIFORM_RING >= 1 && (C::NWG == 2 || MASK_LIMIT)) {
+        it = __shfl_sync(0xffffffffu, it, 0);
+        range.x = __shfl_sync(0xffffffffu, range.x, 0);
+        range.y = __shfl_sync(0xffffffffu, range.y, 0);
+    }
+    if constexpr (UNIFORM_RING >= 2 && (C::NWG == 2 || MASK_LIMIT)) {
+        sK = __shfl_sync(0xffffffffu, sK, 0);
+        sV = __shfl_sync(0xffffffffu, sV, 0);
+        sQw = __shfl_sync(0xffffffffu, sQw, 0);
+    }
 
     const int n_iter = range.y - range.x;
     if (n_iter > 0) {
