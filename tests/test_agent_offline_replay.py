@@ -47,6 +47,14 @@ def test_the_real_original_kernel_declares_knobs():
     assert knobs and all(k["value"] in k["choices"] for k in knobs.values())
 
 
+@pytest.mark.parametrize("rung", sorted((REPO_ROOT / "kernels" / "attn_fwd" / "ladder").glob("*.cu")), ids=lambda p: p.stem)
+def test_every_ladder_rung_declares_knobs_whose_defaults_are_among_their_choices(rung):
+    # an evolution or agent edit starts from the default: one outside its own choice list is a typo in the rung
+    knobs = parse_knobs(rung.read_text())
+    bad = {name: (k["value"], k["choices"]) for name, k in knobs.items() if k["value"] not in k["choices"]}
+    assert not bad, f"{rung.name}: defaults outside their choices: {bad}"
+
+
 def run_offline(tmp_path, mode, cid):
     config = CampaignConfig(suite="smoke", mode=mode, root=str(tmp_path), campaign_id=cid, agent="offline",
                             stop_expr="all_correct and geomean_vs_original >= 3.2", budget=Budget(turns=30),
