@@ -75,7 +75,14 @@
 //   * MASK_LIMIT 1: a masked block compares each column with one per-row limit (an immediate compare and a
 //     select per element). Loop 1066 -> 940 (VIADD 89 -> 3, ISETP 181 -> 137). Prediction: causal +1-3 %
 //     (one masked block per tile weighs most on short tiles: C causal), non-causal unchanged.
-//   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1` (docs/gpu_plan.md N1).
+//   * PUBLISH_LATE 1 (matters with the dynamic scheduler, PERSISTENT 3): the drawing thread is lane 0 of a
+//     consumer warp, and v3-v6 read the atomic's result right away, so that warpgroup (and through pingpong
+//     the other) waited out a global atomic at the start of every tile; now the result is first read after
+//     the first S GEMM. Prediction: PERSISTENT 3 on the causal shapes from 0.80 (run 7) to at least the
+//     non-persistent default (0.83-0.84); if above it, the persistent causal grid becomes the default.
+//   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1`, then on `--only _c1`
+//   with PERSISTENT=3 (dynamic), PERSISTENT=3,PUBLISH_LATE=1 and PERSISTENT=3,DYNAMIC_SCHED=0 (static) on top
+//   (docs/gpu_plan.md N1).
 // Harness, the official figure (H200, 2026-12-01, `bash scripts/gpu_run.sh self` with SELF_KERNEL=this file =
 // `workbench check kernels/attn_fwd/ladder/04_pingpong.cu --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`,
 // timing device-time-4, v6): 182/182 pass; geomean x FA3 0.953 (A 0.916, B 0.908, C 0.908, D 1.136), x cuDNN
@@ -167,6 +174,9 @@
 #endif
 #ifndef MASK_LIMIT
 #define MASK_LIMIT 0        // @knob MASK_LIMIT 0 {0,1}         masked blocks: 1 = one visible-column limit per row (compare + select per element)
+#endif
+#ifndef PUBLISH_LATE
+#define PUBLISH_LATE 0      // @knob PUBLISH_LATE 0 {0,1}       dynamic scheduler: read the drawn tile index after the first S GEMM
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -534,8 +544,9 @@ __device__ unsigned int g_ctas_done = 0;    // CTAs that drew their terminal ind
 // before it waits for Q anyway (the atomic's latency hides there), and publishes it in a 2-slot mailbox
 // read by the TMA thread and the 8 consumer warps. (In the producer warpgroup, with 24 registers, the
 // same code made ptxas spill.)
-__device__ __forceinline__ void publish_next_tile(const Bars& bar, int k, int n_tiles) {
-    int next = gridDim.x + (int)atomicAdd(&g_next_tile, 1u);
+__device__ __forceinline__ unsigned int draw_ticket() { return atomicAdd(&g_next_tile, 1u); }
+__device__ __forceinline__ void publish_next_tile(const Bars& bar, int k, int n_tiles, unsigned int ticket) {
+    int next = gridDim.x + (int)ticket;
     if (next >= n_tiles) {   // done drawing; the last CTA to get here resets the counters, so the
         next = n_tiles;      // next launch (or graph replay) starts from zero again
         if (atomicAdd(&g_ctas_done, 1u) == gridDim.x - 1) {
@@ -752,7 +763,13 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                                         const Bars& bar, int n_tiles) {
     constexpr int D = C::D, BN = C::BN;
     const int ltid = threadIdx.x - 128 * (wq + 1);
-    if (C::DYNAMIC && p.dynamic && wq == 0 && ltid == 0) publish_next_tile(bar, tile_iter, n_tiles);
+    // PUBLISH_LATE 1: the atomic is issued here but its result is first read after the first S GEMM, so the
+    // drawing warp does not sit out the atomic's round trip (~1 us) at the start of every tile; the producer
+    // needs the index only after it has issued this tile's loads. (0: drawn and published here.)
+    const bool drawer = C::DYNAMIC && p.dynamic && wq == 0 && ltid == 0;
+    unsigned int ticket = 0;
+    if (drawer) ticket = draw_ticket();
+    if (!PUBLISH_LATE && drawer) publish_next_tile(bar, tile_iter, n_tiles, ticket);
     const int warp = UNIFORM_WG ? __shfl_sync(0xffffffffu, ltid >> 5, 0) : ltid >> 5, lane = ltid & 31;
     const int q_first = t.m_block * C::BM + 64 * wq;          // first query row of this warpgroup
     const int row0 = q_first + 16 * warp + (lane >> 2);     // this thread's rows: row0 and row0 + 8
@@ -800,6 +817,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             pack_p<C>(sc, pa);
         }
+        if (PUBLISH_LATE && drawer) publish_next_tile(bar, tile_iter, n_tiles, ticket);
         // ---- steady state: S_i = Q K_i^T and O += P_{i-1} V_{i-1} in flight together; the softmax
         // of block i runs while PV_{i-1} (and the other consumer's GEMMs) use the tensor cores.
         for (int i = 1; i < n_iter; ++i) {
@@ -844,6 +862,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         fence_regs(o);
         if (lane == 0) mbar_arrive(bar.v_empty(sl));
     }
+
+    if (PUBLISH_LATE && drawer && n_iter <= 0) publish_next_tile(bar, tile_iter, n_tiles, ticket);
 
     // ================================================================================================
     // Epilogue: normalise, write lse from registers, O through the warpgroup's Q buffer and a TMA store
