@@ -80,9 +80,16 @@
 //     the other) waited out a global atomic at the start of every tile; now the result is first read after
 //     the first S GEMM. Prediction: PERSISTENT 3 on the causal shapes from 0.80 (run 7) to at least the
 //     non-persistent default (0.83-0.84); if above it, the persistent causal grid becomes the default.
-//   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1`, then on `--only _c1`
-//   with PERSISTENT=3 (dynamic), PERSISTENT=3,PUBLISH_LATE=1 and PERSISTENT=3,DYNAMIC_SCHED=0 (static) on top
-//   (docs/gpu_plan.md N1).
+//   * FIRST_SCHED 1 (FA3's mainloop does it): the first S GEMM of a tile takes its pingpong turn too, so the
+//     two warpgroups start staggered instead of running both first GEMMs and then both first softmaxes with
+//     the tensor cores idle. Prediction: about one softmax (~0.3 us) saved per tile: +2-4 % on short tiles
+//     (causal 1k-3k, C), nothing at 16k.
+//   * STORE_LATE 1 (FA3 too): the O store's wait for its shared-memory read moves into the next tile, after
+//     the first S GEMM is issued (two Q buffers only; the last one before exit). Prediction: +1-2 % on the
+//     persistent non-causal grids with short tiles (A/B 512-2k), nothing elsewhere.
+//   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1` and the last with
+//   FIRST_SCHED=1 and FIRST_SCHED=1,STORE_LATE=1; then on `--only _c1` PERSISTENT=3 (dynamic),
+//   PERSISTENT=3,PUBLISH_LATE=1 and PERSISTENT=3,DYNAMIC_SCHED=0 (static) on top (docs/gpu_plan.md N1).
 // Harness, the official figure (H200, 2026-12-01, `bash scripts/gpu_run.sh self` with SELF_KERNEL=this file =
 // `workbench check kernels/attn_fwd/ladder/04_pingpong.cu --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`,
 // timing device-time-4, v6): 182/182 pass; geomean x FA3 0.953 (A 0.916, B 0.908, C 0.908, D 1.136), x cuDNN
@@ -177,6 +184,12 @@
 #endif
 #ifndef PUBLISH_LATE
 #define PUBLISH_LATE 0      // @knob PUBLISH_LATE 0 {0,1}       dynamic scheduler: read the drawn tile index after the first S GEMM
+#endif
+#ifndef FIRST_SCHED
+#define FIRST_SCHED 0       // @knob FIRST_SCHED 0 {0,1}        1 = the first S GEMM of a tile also waits its pingpong turn (FA3)
+#endif
+#ifndef STORE_LATE
+#define STORE_LATE 0        // @knob STORE_LATE 0 {0,1}         1 = wait for a tile's O store in the next tile (two Q buffers only)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -757,10 +770,25 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
     }
 }
 
+// STORE_LATE 1 (FA3 waits for its O store in the next tile): the thread that issued a tile's O store waits
+// for the TMA to have read the staging buffer only after the next tile's first S GEMM is issued, not right
+// after the store, so its warp (and the wgmma-collective warpgroup) starts the next tile at once. Needs two Q
+// buffers: the freed buffer is the one the tile after next loads its Q into. store_pending: that buffer, or -1.
+template <class C>
+__device__ __forceinline__ void retire_store(const Bars& bar, int wq, int& store_pending) {
+    if (store_pending >= 0) {
+        tma_store_wait_read();
+        mbar_arrive(bar.q_empty(store_pending, wq));
+        store_pending = -1;
+    }
+}
+template <class C>
+constexpr bool kStoreLate = STORE_LATE && C::Q_BUFS == 2;
+
 template <class C>
 __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o, const Tile& t, int2 range,
                                         int it, int tile_iter, int wq, uint32_t sQw, uint32_t sK, uint32_t sV,
-                                        const Bars& bar, int n_tiles) {
+                                        const Bars& bar, int n_tiles, int& store_pending) {
     constexpr int D = C::D, BN = C::BN;
     const int ltid = threadIdx.x - 128 * (wq + 1);
     // PUBLISH_LATE 1: the atomic is issued here but its result is first read after the first S GEMM, so the
@@ -807,9 +835,16 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             float sc[BN / 2];
             const int s0 = it & 1;
             mbar_wait(bar.k_full(s0), (it >> 1) & 1);
+            // FIRST_SCHED 1 (FA3's order): the first S GEMM takes its turn on the scheduler barriers too, so
+            // the warpgroups start staggered - one's first softmax runs under the other's first GEMM - instead
+            // of both GEMMs together and then both softmaxes with the tensor cores idle (once per tile: it
+            // weighs on short causal tiles). Every warpgroup syncs n_iter times per tile either way.
+            if constexpr (FIRST_SCHED) sched_sync<C>(wq);
             wgmma_fence();
             issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
             wgmma_commit();
+            if constexpr (FIRST_SCHED) sched_arrive<C>(wq);
+            if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);
             wgmma_wait<0>();
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s0));
@@ -864,6 +899,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     }
 
     if (PUBLISH_LATE && drawer && n_iter <= 0) publish_next_tile(bar, tile_iter, n_tiles, ticket);
+    if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
 
     // ================================================================================================
     // Epilogue: normalise, write lse from registers, O through the warpgroup's Q buffer and a TMA store
@@ -896,8 +932,12 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         named_barrier_sync(1 + wq, 128);     // the whole warpgroup's rows are staged
         if (ltid == 0) {
             tma_store_5d(tm_o, sQw, q_first, t.h, t.b);   // rows past seqlen_q are clipped by the TMA
-            tma_store_wait_read();                        // shared memory stays valid until it is read
-            mbar_arrive(bar.q_empty(buf, wq));            // the producer may load a later tile's Q here
+            if constexpr (kStoreLate<C>) {
+                store_pending = buf;                      // retired in the next tile (or after the last)
+            } else {
+                tma_store_wait_read();                    // shared memory stays valid until it is read
+                mbar_arrive(bar.q_empty(buf, wq));        // the producer may load a later tile's Q here
+            }
         }
     } else {
         const int64_t part_row0 = ((int64_t)t.split * p.batch * p.heads_q + t.bh) * p.seqlen_q;
@@ -976,11 +1016,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
         const int wq = wg - 1;
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
-        int it = 0;
+        int it = 0, store_pending = -1;
         for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
             const Tile t = tile_of(p, tile);
             const int2 range = key_blocks<C>(p, t.m_block, t.split);
-            consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, n_tiles);
+            consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, n_tiles, store_pending);
             it += max(0, range.y - range.x);
             tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, true);
             // the mailbox's value comes from a shared-memory load: through a shfl it is provably warp-uniform,
@@ -988,6 +1028,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
             // the DESC_BASE build: K descriptors rebuilt in vector registers and moved by R2UR per wgmma)
             if constexpr (UNIFORM_TILE) tile = __shfl_sync(0xffffffffu, tile, 0);
         }
+        // the last O store must have left shared memory before the CTA exits
+        if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
     }
 }
 
