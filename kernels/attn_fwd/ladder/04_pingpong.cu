@@ -102,11 +102,11 @@
 // ratio matches FA3's (0.49-0.53): the causal gap at large sizes is the mainloop's, at 1k-4k the fixed cost of
 // short tiles adds 5-10 %. ncu (v4, C_s3000_d128_c1): tensor pipe 62 % vs FA3 77 %, 1.34x its instructions.
 //
-// Next rung should fix: the K/V descriptors of the d128/d256 kernels in uniform registers (the R2UR pairs: the
-// stage index comes from a counter ptxas keeps in vector registers; a CUTLASS-style pipeline state, or both
-// stages' descriptors precomputed); the mask arithmetic (FSEL/ISETP) of the diagonal blocks; the fixed per-tile
-// cost of short causal tiles (one warpgroup's epilogue under the other's next tile); 192-key blocks with the
-// P.V operand from shared memory for d64 non-causal (FA3's choice).
+// Next rung should fix: first time v7 (above: the descriptors, the mask, the staggered start, the store
+// wait, the persistent causal grid) and keep what the measurement supports; then the per-tile cost that is
+// left on short causal tiles (ncu on C_s1500_d128_c1 against FA3: docs/gpu_plan.md N2), and 192-key blocks
+// with the P.V operand from shared memory for d64 non-causal (FA3's choice: its loop is 632 instructions per
+// 192 keys against our ~350 per 96).
 //
 // Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only
