@@ -87,6 +87,11 @@
 //   * STORE_LATE 1 (FA3 too): the O store's wait for its shared-memory read moves into the next tile, after
 //     the first S GEMM is issued (two Q buffers only; the last one before exit). Prediction: +1-2 % on the
 //     persistent non-causal grids with short tiles (A/B 512-2k), nothing elsewhere.
+//   * D64_SSPV 1 (FA3's d64 non-causal tile): with three consumers, non-causal d64 takes 192-key blocks and
+//     P goes through shared memory (stage_p / issue_pv_staged: the SS wgmma with V transposed), so S and O
+//     fit 128 registers without P beside them. SASS: the loop has 48 STS for P, 16 HGMMA per 192 keys, and
+//     3 LDL (ptxas: 56 B spill stores, 72 B loads with the other v7 knobs; FA3's own 192x192 kernel also
+//     reports REG 128 STACK 24). Prediction: d64 non-causal +2-4 % where three consumers are chosen.
 //   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1` and the last with
 //   FIRST_SCHED=1 and FIRST_SCHED=1,STORE_LATE=1; then on `--only _c1` PERSISTENT=3 (dynamic),
 //   PERSISTENT=3,PUBLISH_LATE=1 and PERSISTENT=3,DYNAMIC_SCHED=0 (static) on top (docs/gpu_plan.md N1).
@@ -130,6 +135,9 @@
 #endif
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
+#endif
+#ifndef D64_SSPV
+#define D64_SSPV 0          // @knob D64_SSPV 0 {0,1}           d64 non-causal, 3 consumers: 192-key blocks, P through shared memory (FA3)
 #endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
@@ -220,13 +228,16 @@ struct Params {
     float scale_log2;
 };
 
-template <int D_, int BN_, bool DYNAMIC_ = true, int NWG_ = 2>
+template <int D_, int BN_, bool DYNAMIC_ = true, int NWG_ = 2, bool SSPV_ = false>
 struct Cfg {
     static constexpr int D = D_, BN = BN_;
     static constexpr bool DYNAMIC = DYNAMIC_;   // may take tiles from the atomic counter (registers allowing)
     // Consumer warpgroups of 64 query rows each, plus one producer warpgroup. Three (FA3's d64 choice) give
     // the exponentials of a third warpgroup to hide under the other two's GEMMs, at 160 registers each.
     static constexpr int NWG = NWG_;
+    // SSPV: P goes to shared memory and the PV GEMM reads it from there (FA3's d64 non-causal choice): the
+    // 48 registers of P no longer sit beside S during the next S GEMM, so 192-key blocks fit 160 registers.
+    static constexpr bool SSPV = SSPV_;
     static constexpr int BM = 64 * NWG;                        // query rows per CTA
     static constexpr int THREADS = 128 * (NWG + 1);
     static constexpr int CONSUMER_WARPS = 4 * NWG;             // arrival count of the "empty" barriers
@@ -241,11 +252,13 @@ struct Cfg {
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
-    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * kStages * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
+    static constexpr int P_BYTES = SSPV ? NWG * 64 * BN * 2 : 0;   // one 64 x BN bf16 P per consumer
+    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * kStages * KV_BYTES + P_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_K = OFF_Q + Q_BUFS * NWG * Q_WG_BYTES;
     static constexpr int OFF_V = OFF_K + kStages * KV_BYTES;
-    static constexpr int OFF_BAR = OFF_V + kStages * KV_BYTES;
+    static constexpr int OFF_P = OFF_V + kStages * KV_BYTES;
+    static constexpr int OFF_BAR = OFF_P + P_BYTES;
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
@@ -455,6 +468,15 @@ __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], const uint32_t (&
                  "{%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+
+// SS with B transposed (V is MN-major), N = 64: the PV GEMM with P read from shared memory (SSPV)
+__device__ __forceinline__ void wgmma_ss_tb_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale_d));
 }
 
 // ---- end of generated wrappers
@@ -770,6 +792,44 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
     }
 }
 
+// P of the block just softmaxed, staged for the next PV GEMM: in registers as the RS wgmma's A fragments, or
+// (SSPV) in the warpgroup's P buffer in the K-major 128-byte-swizzle layout of a wgmma A operand (the
+// epilogue's O staging layout). Each warp writes and is the only reader of its own 16 rows of P, so a
+// proxy fence and __syncwarp suffice (FA3 does the same).
+template <class C>
+__device__ __forceinline__ void stage_p(const float (&sc)[C::BN / 2], uint32_t (&pa)[C::BN / 16][4], uint32_t sPw,
+                                        int warp, int lane) {
+    if constexpr (C::SSPV) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {
+            const int r = 16 * warp + (lane >> 2) + 8 * hf;
+#pragma unroll
+            for (int j = 0; j < C::BN / 8; ++j) {
+                const uint32_t addr = sPw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4) + (lane & 3) * 4;
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_bf16(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]))
+                             : "memory");
+            }
+        }
+        fence_proxy_async();
+        __syncwarp();
+    } else {
+        pack_p<C>(sc, pa);
+    }
+}
+template <class C>
+__device__ __forceinline__ void issue_pv_staged(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sPw,
+                                                uint32_t sVs) {
+    if constexpr (C::SSPV) {
+        static_assert(C::D == 64, "the SS PV wrapper is generated for head_dim 64 only");
+#pragma unroll
+        for (int kk = 0; kk < C::BN / 16; ++kk)   // k-step kk: keys 16kk.., chunk kk/4 of P, +32 B inside it
+            wgmma_ss_tb_n64(o, desc_kmajor(sPw + (kk >> 2) * (64 * 128) + (kk & 3) * 32),
+                            desc_mnmajor(sVs + kk * 2048, C::BN * 128), 1);
+    } else {
+        issue_pv<C>(o, pa, sVs);
+    }
+}
+
 // STORE_LATE 1 (FA3 waits for its O store in the next tile): the thread that issued a tile's O store waits
 // for the TMA to have read the staging buffer only after the next tile's first S GEMM is issued, not right
 // after the store, so its warp (and the wgmma-collective warpgroup) starts the next tile at once. Needs two Q
@@ -809,6 +869,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};   // m: running row max, pre-scaled to log2 units
     float alpha[2] = {1.f, 1.f};
     const int buf = tile_iter % C::Q_BUFS;
+    const uint32_t sPw = sK - C::OFF_K + C::OFF_P + wq * 64 * C::BN * 2;   // this consumer's P buffer (SSPV)
     sQw += buf * C::NWG * C::Q_WG_BYTES;
     mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
     // UNIFORM_RING (two-consumer configurations; the three-consumer kernel is already uniform): the ring
@@ -850,7 +911,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if (lane == 0) mbar_arrive(bar.k_empty(s0));
             mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
-            pack_p<C>(sc, pa);
+            stage_p<C>(sc, pa, sPw, warp, lane);
         }
         if (PUBLISH_LATE && drawer) publish_next_tile(bar, tile_iter, n_tiles, ticket);
         // ---- steady state: S_i = Q K_i^T and O += P_{i-1} V_{i-1} in flight together; the softmax
@@ -871,7 +932,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             }
             mbar_wait(bar.v_full(sv), ((it + i - 1) >> 1) & 1);
             wgmma_fence();
-            issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
+            issue_pv_staged<C>(o, pa, sPw, sV + sv * C::KV_BYTES);
             wgmma_commit();
             sched_arrive<C>(wq);
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
@@ -882,7 +943,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
-            pack_p<C>(sc, pa);
+            stage_p<C>(sc, pa, sPw, warp, lane);
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         }
         // ---- last PV
@@ -891,7 +952,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         mbar_wait(bar.v_full(sl), ((it + n_iter - 1) >> 1) & 1);
         fence_regs(o);
         wgmma_fence();
-        issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
+        issue_pv_staged<C>(o, pa, sPw, sV + sl * C::KV_BYTES);
         wgmma_commit();
         wgmma_wait<0>();
         fence_regs(o);
@@ -1248,6 +1309,7 @@ inline bool three_consumers_pay(const Call& a) {
 using Cfg64 = Cfg<64, D64_BN>;
 using Cfg64c = Cfg<64, D64_BN_CAUSAL>;
 using Cfg64w3 = Cfg<64, D64_WG3_BN, true, 3>;   // three consumers, causal and not
+using Cfg64w3s = Cfg<64, 192, true, 3, true>;   // three consumers, 192-key blocks, P through smem (D64_SSPV)
 using Cfg128 = Cfg<128, D128_BN>;
 using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
 using Cfg256 = Cfg<256, D256_BN, false>;   // its consumers have no registers left for the mailbox
@@ -1276,7 +1338,10 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
     switch (head_dim) {
         case 64:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
-            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return launch<Cfg64w3>(a, stream);
+            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) {
+                if constexpr (D64_SSPV) if (!a.causal) return launch<Cfg64w3s>(a, stream);
+                return launch<Cfg64w3>(a, stream);
+            }
             return a.causal ? launch<Cfg64c>(a, stream) : launch<Cfg64>(a, stream);
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
