@@ -146,7 +146,8 @@ for stage in "$@"; do
           f="$OUT/ncucmp_${sc}_$impl.txt"
           timeout 150 ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:attn_wgmma|FlashAttnFwd" \
             --launch-skip 1 --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
-            --metrics "$mets,sass__inst_executed_per_opcode" --print-metric-instances ${NCU_INSTANCES:-details} python3 scripts/ncu_driver.py --impl $impl --so "$so" --scenario "$sc" > "$f" 2>&1
+            --metrics "$mets,sass__inst_executed_per_opcode" --print-metric-instances ${NCU_INSTANCES:-details} \
+            python3 -m workbench.agent.launch_one --impl $impl --so "$so" --suite full --scenario "$sc" > "$f" 2>&1
           echo "== ncucmp $sc $impl (rc $?)"
           grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_|pipe_alu_|pipe_xu|issue_active|stalled_(barrier|long_scoreboard|short_scoreboard|wait|math_pipe_throttle|mio_throttle|dispatch_stall|no_instruction|selected|not_selected|sleeping|membar|branch_resolving|lg_throttle|tex_throttle|misc|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued" "$f" | grep -v per_opcode | sed 's/  */ /g' | head -45
           grep "sass__inst_executed_per_opcode" "$f" | sed 's/  */ /g' | cut -c1-1500

@@ -1,4 +1,5 @@
-"""scripts/sass_loop.py: the steady-state loop of a kernel in cuobjdump SASS, and its one-line errors."""
+"""scripts/sass_loop.py: the steady-state loop of a kernel in cuobjdump SASS, and its one-line errors; and
+launch_one (the process ncu profiles for us and for FA3) refusing a bad argument before any GPU work."""
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
     assert r.returncode == 2 and "usage" in r.stderr
 
 
-def test_ncu_driver_refuses_ours_without_a_kernel_before_touching_the_gpu():
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ncu_driver.py"), "--impl", "ours", "--scenario", "x"],
-                       capture_output=True, text=True)
+def test_launch_one_refuses_ours_without_a_kernel_before_touching_the_gpu():
+    r = subprocess.run([sys.executable, "-m", "workbench.agent.launch_one", "--impl", "ours", "--scenario", "x"],
+                       capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "--impl ours needs --so" in r.stderr
