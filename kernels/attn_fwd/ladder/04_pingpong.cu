@@ -872,17 +872,16 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     const uint32_t sPw = sK - C::OFF_K + C::OFF_P + wq * 64 * C::BN * 2;   // this consumer's P buffer (SSPV)
     sQw += buf * C::NWG * C::Q_WG_BYTES;
     mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
-    // UNIFORM_RING (two-consumer configurations; the three-consumer kernel is already uniform): the ring
-    // counter, key range and shared-memory bases are warp-uniform by construction and the shfl lets ptxas
-    // prove it, so the stage's K/V descriptors are built in uniform registers. SASS (nvcc 13.0, counted here with
-    // scripts/sass_counts.sh): R2UR in the steady-state loop 38 -> 3 (d128/176), 48 -> 3 (d128/128),
-    // 10 -> 0 (d256), 40 -> 5 (d64/192). Not yet timed (docs/gpu_plan.md N1).
-    if constexpr (UNIFORM_RING >= 1 && (C::NWG == 2 || MASK_LIMIT)) {
+    // UNIFORM_RING: the ring counter, key range and shared-memory bases are warp-uniform by construction and
+    // the shfl lets ptxas prove it, so the stage's K/V descriptors are built in uniform registers. SASS (nvcc
+    // 13.0, scripts/sass_loop.py): R2UR in the steady-state loop 38 -> 3 (d128/176), 48 -> 3 (d128/128),
+    // 10 -> 0 (d256), 40 -> 5 (d64/192), 0 -> 3 (d64 three consumers). Not yet timed (docs/gpu_plan.md N1).
+    if constexpr (UNIFORM_RING >= 1) {
         it = __shfl_sync(0xffffffffu, it, 0);
         range.x = __shfl_sync(0xffffffffu, range.x, 0);
         range.y = __shfl_sync(0xffffffffu, range.y, 0);
     }
-    if constexpr (UNIFORM_RING >= 2 && (C::NWG == 2 || MASK_LIMIT)) {
+    if constexpr (UNIFORM_RING >= 2) {
         sK = __shfl_sync(0xffffffffu, sK, 0);
         sV = __shfl_sync(0xffffffffu, sV, 0);
         sQw = __shfl_sync(0xffffffffu, sQw, 0);
