@@ -9,12 +9,8 @@ for defs in "$@"; do
   # shellcheck disable=SC2086
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC $defs "$src" -o "$so" || continue
   echo "== ${defs:-(defaults)}"
-  cuobjdump --dump-sass "$so" | awk '
-    /Function :/ { name = $3; sub(/.*CfgIL/, "", name); sub(/EEEEv.*/, "", name) }
-    /^ +\/\*[0-9a-f]+\*\// && name ~ /^i/ {
-      n[name]++; op = $2; sub(/^@!?U?P[0-9T]+$/, "", op); if (op == "") op = $3; split(op, a, "."); o = a[1]
-      if (o == "R2UR" || o == "HGMMA" || o == "MUFU" || o == "FMNMX" || o == "SYNCS" || o == "BAR" || o == "FSEL" || o == "ISETP") c[name, o]++ }
-    END { for (k in n) printf "%-22s instr %5d  R2UR %4d  HGMMA %3d  MUFU %4d  FMNMX %4d  FSEL %4d  ISETP %4d  SYNCS %3d  BAR %3d\n",
-          k, n[k], c[k,"R2UR"], c[k,"HGMMA"], c[k,"MUFU"], c[k,"FMNMX"], c[k,"FSEL"], c[k,"ISETP"], c[k,"SYNCS"], c[k,"BAR"] }'
+  sass=$(mktemp --suffix=.sass)
+  cuobjdump --dump-sass "$so" > "$sass" && python3 "$(dirname "$0")/sass_loop.py" --counts "$sass" attn_wgmma_kernel
+  rm -f "$sass"
   rm -f "$so"
 done

@@ -6,6 +6,7 @@
     #   unzip the wheel; cuobjdump -xelf all fa3_fwd/_C.abi3.so; cuobjdump -res-usage <cubin> lists the functions;
     #   cuobjdump -sass -fun <mangled name> <cubin> > fa3.sass
     python3 scripts/sass_loop.py fa3.sass FlashAttnFwdSm90
+    python3 scripts/sass_loop.py --counts 04.sass attn_wgmma   # whole-function counts of every match
 
 The function is the first whose name contains the given text. The loop is the smallest one (a backward branch)
 around the largest cluster of HGMMA instructions (the QK^T and PV GEMMs of one iteration). Static counts: a
@@ -66,9 +67,22 @@ def opcode(s: str) -> str:
     return op.split(".")[0]
 
 
+COUNTED = ("R2UR", "HGMMA", "MUFU", "FMNMX", "FSEL", "ISETP", "SYNCS", "BAR")
+
+
+def counts_line(name: str, ins: list[tuple[int, str]]) -> str:
+    """One line of whole-function counts (scripts/sass_counts.sh): instructions and the opcodes in COUNTED."""
+    mix = collections.Counter(opcode(s) for _, s in ins)
+    short = re.sub(r"EEEEv.*", "", re.sub(r".*CfgIL", "", name))
+    return f"{short:<22s} instr {len(ins):5d}  " + "  ".join(f"{op} {mix[op]:4d}" for op in COUNTED)
+
+
 def main(argv: list[str]) -> int:
+    whole = argv[:1] == ["--counts"]
+    if whole:
+        argv = argv[1:]
     if len(argv) != 2:
-        print("usage: sass_loop.py SASS_FILE FUNCTION_SUBSTRING", file=sys.stderr)
+        print("usage: sass_loop.py [--counts] SASS_FILE FUNCTION_SUBSTRING", file=sys.stderr)
         return 2
     path, want = argv
     try:
@@ -81,6 +95,10 @@ def main(argv: list[str]) -> int:
         print(f"sass_loop: no function containing {want!r} in {path} (is it cuobjdump --dump-sass output?)",
               file=sys.stderr)
         return 2
+    if whole:   # every matching function, whole-function counts
+        for name, ins in funcs.items():
+            print(counts_line(name, ins))
+        return 0
     name, ins = next(iter(funcs.items()))
     loop = steady_loop(ins)
     if loop is None:

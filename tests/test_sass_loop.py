@@ -56,3 +56,13 @@ def test_launch_one_refuses_ours_without_a_kernel_before_touching_the_gpu():
     r = subprocess.run([sys.executable, "-m", "workbench.agent.launch_one", "--impl", "ours", "--scenario", "x"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "--impl ours needs --so" in r.stderr
+
+
+def test_counts_mode_counts_the_whole_function(tmp_path):
+    body = ["HGMMA.64x176x16.F32.BF16 R24, gdesc[UR8], R24"] * 2 + ["R2UR UR10, R22", "MUFU.EX2 R1, R1"]
+    f = tmp_path / "k.sass"
+    f.write_text(_sass(body))
+    r = run("--counts", str(f), "kernel")
+    assert r.returncode == 0, r.stderr
+    # prologue HGMMA + 70 NOPs + body + branch + EXIT
+    assert f"instr {1 + 70 + len(body) + 2:5d}" in r.stdout and "HGMMA    3" in r.stdout and "R2UR    1" in r.stdout
