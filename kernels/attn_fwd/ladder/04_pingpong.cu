@@ -1,121 +1,25 @@
-// Rung 04 — FlashAttention-3's scheduling on 03's machinery: the softmax hides under the GEMMs.
+// Rung 04 - FlashAttention-3's scheduling on 03's machinery: the softmax hides under the GEMMs.
 //
-// What this rung changes over 03_wgmma:
-// - Intra-warpgroup overlap (FA3 "IntraWGOverlap"): iteration i issues S_i = Q K_i^T and then
-//   O += P_{i-1} V_{i-1} back to back, waits only for S_i (wait_group 1: S was committed first), runs the
-//   mask and online softmax of block i while PV_{i-1} still runs, then waits for PV_{i-1}, releases V,
-//   packs P_i and rescales O. The producer loads in the order the consumers use: K_0, (K_i, V_{i-1}), V_last.
-// - Pingpong between the two consumer warpgroups (FA3's warp scheduler barriers, head_dim <= 128): each
-//   syncs on its own named barrier before issuing its GEMMs and arrives on the other's after, so one
-//   warpgroup's exponentials run while the other's GEMMs keep the tensor cores busy.
-// - head_dim 256 rescales O before issuing PV (FA3's RescaleOBeforeGemm), under the S GEMM in flight.
-// - FA3's tile widths: 176 keys per block for head_dim 128 non-causal, 192 for head_dim 64 non-causal,
-//   128 for causal (less waste on the diagonal), 80 for head_dim 256.
-// - Persistent grid (knob PERSISTENT): one CTA per SM loops over tiles; the producer loads the next
-//   tile's first K block and Q while the consumers finish the last block and store O, so CTA start-up,
-//   the pipeline fill and the epilogue no longer sit between tiles (the short-key and small shapes).
-//
-// Prediction (before measuring; 03 was 0.826x FA3 on dev26 in device time): FA3's ablation gives ~12 %
-// for pingpong and ~12 % for the intra-warpgroup overlap on large d128 shapes -> d128 650-720 TFLOP/s,
-// d64 (exp-bound, 2 consumers not FA3's 3) 450-550, d256 620-720. Persistence: D_cross k77/k333 and the
-// C shapes +15-30 %. dev26 geomean 0.95-1.05x FA3; A/B ~0.9-0.95, C/D above 1.
-// Measured (H200, 2026-12-01, device time by CUDA-graph replay, L2 flushed, scripts/ladder_bench.py; each
-// run's exact command is in docs/kernel_ladder.md "Campaign log"):
-// - v1 (overlap + pingpong + tile widths + static persistent grid): edge 30/30, dev26 26/26, geomean
-//   x FA3 0.932 (A 0.854, B 0.891, C 0.925, D 1.112); the same file built non-persistent 0.914. d128
-//   non-causal 643-720 TFLOP/s (predicted 650-720), d64 300-450 (predicted 450-550: still exp-bound),
-//   d256 550-656 (predicted 620-720). Persistent helped non-causal (A_d128_c0_s16k 0.96 -> 1.04) and
-//   hurt causal (A_d256_c1_s4k 0.88 -> 0.76): a static striding cannot balance tiles of different length.
-// - v2 (head-major tile order with each head's longest causal blocks first, persistent for non-causal
-//   only, double-buffered Q where shared memory allows, 80-key blocks for <= 80 keys): dev26 0.961;
-//   full 182/182 pass, geomean x FA3 0.940 (A 0.881, B 0.900, C 0.912, D 1.117), cuDNN 0.848x FA3 and
-//   FA2 0.525x in the same run. D_cross_q1k_k77_d64 0.83 -> 1.31 (one 80-key block, Q prefetched).
-//   128-key blocks beat 176 for d128 non-causal up to ~2k keys (B_h32x8_d128_c0_s1k 0.78 -> 0.92).
-// - v3 (a dynamic persistent scheduler for causal: atomic tile counter that resets itself, the index
-//   handed to the roles through an smem mailbox): no gain over the non-persistent causal grid inside the
-//   run-to-run noise (dev26 0.934 vs 0.948; single shapes move +-5-9 % between runs, FA3's too), so the
-//   default stays non-persistent for causal (PERSISTENT 1); PERSISTENT 3 keeps the dynamic scheduler.
-// - d64 probes (all 46 d64 shapes of full, one run): exp2 of every 2nd / 4th n-tile by the FMA-pipe
-//   polynomial 0.681 / 0.761x FA3 against 0.861 with MUFU only (predicted +10-15 % if MUFU-bound: refuted,
-//   the polynomial's ~8 FP32 ops per element cost more than the MUFU time they free, so d64 is not
-//   MUFU-throughput-bound here; with two consumers the softmax chain itself leaves the tensor cores idle).
-//   128- instead of 192-key blocks for d64 non-causal: 0.865 vs 0.861, noise. Both knobs stay at 0/192.
-// - v4 (mirrored causal pairs per CTA for unsplit grids of >= 1024 tiles; A/B on dev26's 14 causal shapes:
-//   pairs everywhere 0.931 vs 0.961 without, +3-7 % on the large grids, D_prefill_q512 with 4 splits halved).
-// - v5 (knob CAUSAL_ORDER, now 1): causal grids that are not paired and whose K/V fit in L2 (<= 16 MB) hand
-//   out every head's longest query block first. Predicted C small causal +5-15 %, nothing else moves.
-//   Measured (run 7, ladder_bench, 72 causal shapes of full): C 0.823 -> 0.856, A 0.832 -> 0.833, B 0.823 ->
-//   0.827: as predicted. The dynamic persistent scheduler (PERSISTENT 3) lost again (0.801, 0.809 with v5).
-// - v6 (2026-12-01, session 4; runs 6-11 in docs/kernel_ladder.md):
-//   * three consumer warpgroups for head_dim 64 (FA3's 192-row tiles, 160 registers each, 96-key blocks;
-//     D64_WGS 0 picks them by a wave rule, see three_consumers_pay). Predicted +5-10 % on d64 (the exp-bound
-//     rows get a third warpgroup to overlap). Measured on the 46 d64 shapes: forced everywhere +3 %
-//     (0.880 -> 0.896) with -30 % on C_s1000 (1.94 -> 1.45 waves); with the wave rule 0.881 -> 0.914;
-//     96-key blocks beat 128 (0.879), 80 (0.873) and 64 (0.856).
-//   * ncu against FA3 (A_d128_c0_s4k, same HGMMA count 7.47M): we executed 1.27x FA3's instructions, the
-//     extra in LOP3 18.6M, R2UR 15.1M, IMAD 14.0M, VIADD 10.1M, SHF 9.2M (descriptor arithmetic in vector
-//     registers; FA3 does it with UIADD3 8.2M in the uniform datapath). Fixes: the warpgroup index and the
-//     next tile through a shfl (UNIFORM_WG, UNIFORM_TILE: provably uniform), descriptors as one base plus
-//     constant offsets (DESC_BASE), mbarrier waits with CUTLASS's suspend-time hint (WAIT_SLEEP).
-//     Predicted: the ALU pipe from 33 % toward FA3's 20 %, +3-5 %. Measured: instructions 309M -> 273M, ALU
-//     33 % -> 24 %, tensor pipe 75 % -> 78 % (FA3 86 %); full geomeans in one run each: UNIFORM_WG 0.923 ->
-//     0.928, + WAIT_SLEEP 0.931, DESC_BASE 0.931 -> 0.933, UNIFORM_TILE 0.941 -> 0.947 (the d64 3-consumer
-//     kernel's R2UR 86 -> 49; the other configurations' SASS did not change: their 0.941/0.947 is run noise).
-//     The d128 kernels still rebuild the K descriptor in vector registers and move it with 2 R2UR per wgmma.
-//     WAIT_SLEEP alone is not separable from noise (+0.3 %), and ncu still shows no 'sleeping' stall for us.
-//   * KV_HINT (TMA evict_last for K/V, evict_first for Q): 0.882 vs 0.880 on d64, noise; kept at 0.
-// - v7, prepared, NOT yet timed (knobs at 0 = v6; the default build's SASS is byte-identical to v6's). SASS
-//   here with cuobjdump from PyPI (scripts/prep_sass_tools.sh), steady-state loop of the d128/176 kernel against
-//   FA3's own (its wheel's CollectiveMainloopFwdSm90<2, 128x176x128, bf16, RS, IntraWGOverlap>): FA3 594
-//   instructions per iteration, v6 1105 of which ~466 are the mask of boundary blocks (a branch, skipped on
-//   the others), R2UR 38, IMAD 30.
-//   * UNIFORM_RING 2: the consumers' ring counter, key range and smem bases through a shfl. Loop 1105 -> 1066,
-//     R2UR 38 -> 3, IMAD 30 -> 9, descriptors by UIADD3/UMOV as in FA3 (d128/128 48 -> 3, d256 10 -> 0,
-//     d64/192 40 -> 5). Prediction: ~6 % fewer instructions per unmasked iteration, +1-3 % on full.
-//   * MASK_LIMIT 1: a masked block compares each column with one per-row limit (an immediate compare and a
-//     select per element). Loop 1066 -> 940 (VIADD 89 -> 3, ISETP 181 -> 137). Prediction: causal +1-3 %
-//     (one masked block per tile weighs most on short tiles: C causal), non-causal unchanged.
-//   * PUBLISH_LATE 1 (matters with the dynamic scheduler, PERSISTENT 3): the drawing thread is lane 0 of a
-//     consumer warp, and v3-v6 read the atomic's result right away, so that warpgroup (and through pingpong
-//     the other) waited out a global atomic at the start of every tile; now the result is first read after
-//     the first S GEMM. Prediction: PERSISTENT 3 on the causal shapes from 0.80 (run 7) to at least the
-//     non-persistent default (0.83-0.84); if above it, the persistent causal grid becomes the default.
-//   * FIRST_SCHED 1 (FA3's mainloop does it): the first S GEMM of a tile takes its pingpong turn too, so the
-//     two warpgroups start staggered instead of running both first GEMMs and then both first softmaxes with
-//     the tensor cores idle. Prediction: about one softmax (~0.3 us) saved per tile: +2-4 % on short tiles
-//     (causal 1k-3k, C), nothing at 16k.
-//   * STORE_LATE 1 (FA3 too): the O store's wait for its shared-memory read moves into the next tile, after
-//     the first S GEMM is issued (two Q buffers only; the last one before exit). Prediction: +1-2 % on the
-//     persistent non-causal grids with short tiles (A/B 512-2k), nothing elsewhere.
-//   * D64_SSPV 1 (FA3's d64 non-causal tile): with three consumers, non-causal d64 takes 192-key blocks and
-//     P goes through shared memory (stage_p / issue_pv_staged: the SS wgmma with V transposed), so S and O
-//     fit 128 registers without P beside them. SASS: the loop has 48 STS for P, 16 HGMMA per 192 keys, and
-//     3 LDL (ptxas: 56 B spill stores, 72 B loads with the other v7 knobs; FA3's own 192x192 kernel also
-//     reports REG 128 STACK 24). Prediction: d64 non-causal +2-4 % where three consumers are chosen.
-//   Test: ladder_bench on full, `04 04:UNIFORM_RING=2 04:UNIFORM_RING=2,MASK_LIMIT=1` and the last with
-//   FIRST_SCHED=1 and FIRST_SCHED=1,STORE_LATE=1; then on `--only _c1` PERSISTENT=3 (dynamic),
-//   PERSISTENT=3,PUBLISH_LATE=1 and PERSISTENT=3,DYNAMIC_SCHED=0 (static) on top (docs/gpu_plan.md N1).
-// Harness, the official figure (H200, 2026-12-01, `bash scripts/gpu_run.sh self` with SELF_KERNEL=this file =
-// `workbench check kernels/attn_fwd/ladder/04_pingpong.cu --suite full --anchors fa3,cudnn,fa2 --baseline <itself>`,
-// timing device-time-4, v6): 182/182 pass; geomean x FA3 0.953 (A 0.916, B 0.908, C 0.908, D 1.136), x cuDNN
-// 1.133, x FA2 1.790; best D_prefill_q128_k16k_h16x8_d256 4.89x, worst C_s1500_d128_c1 0.73x (v4 under the
-// same timing: 0.931, A 0.882, B 0.887, C 0.902, D 1.107). ptxas: 0 spill bytes in every configuration.
-// Earlier: device-time-1 0.939 (v4); compute-sanitizer racecheck 0 hazards, synccheck 0 errors (v4, 6 small
-// shapes; not re-run on v6).
-// Where it stands (v6, per group in docs/kernel_ladder.md): non-causal 0.93-0.98x FA3 outside D, causal
-// 0.83-0.94x; d128 causal is the weakest group (A 0.861, B 0.852, C 0.829). At 16k the causal/non-causal time
-// ratio matches FA3's (0.49-0.53): the causal gap at large sizes is the mainloop's, at 1k-4k the fixed cost of
-// short tiles adds 5-10 %. ncu (v4, C_s3000_d128_c1): tensor pipe 62 % vs FA3 77 %, 1.34x its instructions.
-//
-// Next rung should fix: first time v7 (above: the descriptors, the mask, the staggered start, the store
-// wait, the persistent causal grid) and keep what the measurement supports; then the per-tile cost that is
-// left on short causal tiles (ncu on C_s1500_d128_c1 against FA3: docs/gpu_plan.md N2), and 192-key blocks
-// with the P.V operand from shared memory for d64 non-causal (FA3's choice: its loop is 632 instructions per
-// 192 keys against our ~350 per 96).
-//
-// Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
-// Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only
-// cudart: cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
+// Changes over 03_wgmma (the lesson is FA3's design; the diary of every run is docs/kernel_ladder.md):
+// - intra-warpgroup overlap: S_i = Q K_i^T and O += P_{i-1} V_{i-1} are in flight together while the
+//   softmax of block i runs; the producer loads K_0, (K_i, V_{i-1}), V_last in that order;
+// - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
+//   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
+// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
+// - grids: persistent for non-causal; causal non-persistent with mirrored pairs of query blocks (>= 1024
+//   tiles) or every head's longest block first; split keys under a wave, merged by combine_kernel;
+// - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers).
+// Figure (H200, device time, `workbench check <this> --suite full --anchors fa3,cudnn,fa2`): v6 0.953x FA3
+// (A 0.916 B 0.908 C 0.908 D 1.136); v7 (this file) in docs/kernel_ladder.md, runs 13-15.
+// Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
+// Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
+// cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
+// Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
+//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (launch,
+//   split choice, head_dim dispatch).
+// Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
+//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
+//   CAUSAL_PAIRS, CAUSAL_ORDER; SHORT_KEYS, SPLIT_KV, MAX_SPLITS.
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -136,20 +40,11 @@
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
 #endif
-#ifndef D64_SSPV
-#define D64_SSPV 0          // @knob D64_SSPV 0 {0,1}           d64 non-causal, 3 consumers: 192-key blocks, P through shared memory (FA3)
-#endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
 #endif
 #ifndef D128_BN_CAUSAL
 #define D128_BN_CAUSAL 128  // @knob D128_BN_CAUSAL 128 {128,176}
-#endif
-#ifndef D64_POLY_EVERY
-#define D64_POLY_EVERY 0    // @knob D64_POLY_EVERY 0 {0,2,3,4}    d64: every Nth n-tile's exp2 by polynomial
-#endif
-#ifndef D128_POLY_EVERY
-#define D128_POLY_EVERY 0   // @knob D128_POLY_EVERY 0 {0,4}       d128: the same
 #endif
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
@@ -158,46 +53,13 @@
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
 #ifndef PERSISTENT
-#define PERSISTENT 1        // @knob PERSISTENT 1 {0,1,3}  one CTA per SM looping over tiles: 1 non-causal only, 3 always
+#define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
 #ifndef CAUSAL_PAIRS
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
 #ifndef CAUSAL_ORDER
 #define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
-#endif
-#ifndef DYNAMIC_SCHED
-#define DYNAMIC_SCHED 1     // @knob DYNAMIC_SCHED 1 {0,1,2}  persistent tiles from an atomic counter: 1 causal, 2 always
-#endif
-#ifndef KV_HINT
-#define KV_HINT 0           // @knob KV_HINT 0 {0,1}            1 = TMA loads of K/V marked evict_last, Q evict_first (FA3's hints)
-#endif
-#ifndef WAIT_SLEEP
-#define WAIT_SLEEP 1        // @knob WAIT_SLEEP 1 {0,1}         1 = mbarrier waits may suspend the warp (CUTLASS's time hint), not spin
-#endif
-#ifndef UNIFORM_WG
-#define UNIFORM_WG 1        // @knob UNIFORM_WG 1 {0,1}         1 = warpgroup index broadcast by shfl: descriptors in uniform registers
-#endif
-#ifndef DESC_BASE
-#define DESC_BASE 1         // @knob DESC_BASE 1 {0,1}          1 = wgmma descriptors as one base + constant offsets (0: rebuilt per k-step)
-#endif
-#ifndef UNIFORM_TILE
-#define UNIFORM_TILE 1      // @knob UNIFORM_TILE 1 {0,1}       1 = the consumers' next tile index broadcast by shfl (uniform registers)
-#endif
-#ifndef UNIFORM_RING
-#define UNIFORM_RING 0      // @knob UNIFORM_RING 0 {0,1,2}     consumers: 1 = ring counter and key range through shfl, 2 = + smem bases
-#endif
-#ifndef MASK_LIMIT
-#define MASK_LIMIT 0        // @knob MASK_LIMIT 0 {0,1}         masked blocks: 1 = one visible-column limit per row (compare + select per element)
-#endif
-#ifndef PUBLISH_LATE
-#define PUBLISH_LATE 0      // @knob PUBLISH_LATE 0 {0,1}       dynamic scheduler: read the drawn tile index after the first S GEMM
-#endif
-#ifndef FIRST_SCHED
-#define FIRST_SCHED 0       // @knob FIRST_SCHED 0 {0,1}        1 = the first S GEMM of a tile also waits its pingpong turn (FA3)
-#endif
-#ifndef STORE_LATE
-#define STORE_LATE 0        // @knob STORE_LATE 0 {0,1}         1 = wait for a tile's O store in the next tile (two Q buffers only)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -222,22 +84,17 @@ struct Params {
     float* lse_part;  // [splits, B*Hq, Sq] natural-log partial lse
     int batch, heads_q, heads_kv, seqlen_q, seqlen_k, group, causal;
     int n_mblocks, n_splits, blocks_per_split;
-    int dynamic;      // persistent CTAs take their next tile from an atomic counter (else static striding)
     int pairs;        // causal, one CTA per pair of query blocks (m, n_mblocks - 1 - m) of one head
     int block_major;  // causal: tile ids run over every head's block n-1 first, then n-2, ... (longest first)
     float scale_log2;
 };
 
-template <int D_, int BN_, bool DYNAMIC_ = true, int NWG_ = 2, bool SSPV_ = false>
+template <int D_, int BN_, int NWG_ = 2>
 struct Cfg {
     static constexpr int D = D_, BN = BN_;
-    static constexpr bool DYNAMIC = DYNAMIC_;   // may take tiles from the atomic counter (registers allowing)
     // Consumer warpgroups of 64 query rows each, plus one producer warpgroup. Three (FA3's d64 choice) give
     // the exponentials of a third warpgroup to hide under the other two's GEMMs, at 160 registers each.
     static constexpr int NWG = NWG_;
-    // SSPV: P goes to shared memory and the PV GEMM reads it from there (FA3's d64 non-causal choice): the
-    // 48 registers of P no longer sit beside S during the next S GEMM, so 192-key blocks fit 160 registers.
-    static constexpr bool SSPV = SSPV_;
     static constexpr int BM = 64 * NWG;                        // query rows per CTA
     static constexpr int THREADS = 128 * (NWG + 1);
     static constexpr int CONSUMER_WARPS = 4 * NWG;             // arrival count of the "empty" barriers
@@ -247,18 +104,14 @@ struct Cfg {
     static_assert(128 * PRODUCER_REGS + 128 * NWG * CONSUMER_REGS <= 65536, "register split over the SM's 64K");
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
     static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
-    // every POLY_EVERY-th n-tile's exponentials by polynomial on the FMA pipe (0: all on MUFU)
-    static constexpr int POLY_EVERY = D == 64 ? D64_POLY_EVERY : (D == 128 ? D128_POLY_EVERY : 0);
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
-    static constexpr int P_BYTES = SSPV ? NWG * 64 * BN * 2 : 0;   // one 64 x BN bf16 P per consumer
-    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * kStages * KV_BYTES + P_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
+    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * kStages * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_K = OFF_Q + Q_BUFS * NWG * Q_WG_BYTES;
     static constexpr int OFF_V = OFF_K + kStages * KV_BYTES;
-    static constexpr int OFF_P = OFF_V + kStages * KV_BYTES;
-    static constexpr int OFF_BAR = OFF_P + P_BYTES;
+    static constexpr int OFF_BAR = OFF_V + kStages * KV_BYTES;
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
@@ -279,21 +132,14 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// WAIT_SLEEP 1: try_wait with a suspend-time hint (CUTLASS's ClusterBarrier::wait, 10 ms cap): a waiting warp
-// sleeps until the phase completes instead of re-issuing try_wait, so it takes no issue slots from the
-// warps doing the softmax on the same scheduler (ncu, 2026-12-01: 'sleeping' 0.30 for FA3, 0 for us, and
-// 1.27x FA3's instruction count on A_d128_c0_s4k). Measured with it: +0.3 % on full, 'sleeping' still 0.
-#if WAIT_SLEEP
-#define MBAR_TRY_WAIT_HINT ", %2"   // try_wait's optional suspend-time hint operand
-#else
-#define MBAR_TRY_WAIT_HINT ""
-#endif
+// try_wait with a suspend-time hint (CUTLASS's ClusterBarrier::wait, 10 ms cap): a waiting warp may sleep until
+// the phase completes instead of re-issuing try_wait (SASS: TRYWAIT, then NANOSLEEP.SYNCS between polls).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     asm volatile(
         "{\n"
         ".reg .pred P1;\n"
         "LAB_WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1" MBAR_TRY_WAIT_HINT ";\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1, %2;\n"
         "@P1 bra.uni DONE;\n"
         "bra.uni LAB_WAIT;\n"
         "DONE:\n"
@@ -308,23 +154,6 @@ __device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map
         " [%0], [%1, {%2, %3, %2, %4, %5}], [%6];\n"
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar)
         : "memory");
-}
-// The same with an L2 eviction priority (createpolicy's 64-bit policy; CUTLASS's CacheHintSm90 values):
-// K/V are read by every query block of a head, Q once.
-constexpr uint64_t kEvictFirst = 0x12F0000000000000ull, kEvictLast = 0x14F0000000000000ull;
-__device__ __forceinline__ void tma_load_5d_hint(uint32_t dst, const CUtensorMap* map, uint32_t bar,
-                                                 int c1, int c3, int c4, uint64_t policy) {
-    asm volatile(
-        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-        " [%0], [%1, {%2, %3, %2, %4, %5}], [%6], %7;\n"
-        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar), "l"(policy)
-        : "memory");
-}
-template <bool HINT>
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3, int c4,
-                                         uint64_t policy) {
-    if constexpr (HINT) tma_load_5d_hint(dst, map, bar, c1, c3, c4, policy);
-    else tma_load_5d(dst, map, bar, c1, c3, c4);
 }
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t src, int c1, int c3, int c4) {
     asm volatile(
@@ -370,19 +199,6 @@ __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
-}
-// 2^x for x <= 0 on the FMA pipe (FA4's trick): x = j + f, 2^f by a cubic (max relative error 8.8e-5,
-// far below bf16's 3.9e-3, and exact at f = 0), 2^j added to the exponent bits. Lets part of the
-// exponentials bypass the MUFU unit, which at head_dim 64 is as busy as the tensor cores.
-__device__ __forceinline__ float ex2_poly(float x) {
-    const float xc = fmaxf(x, -126.f);
-    const float j = floorf(xc);
-    const float f = xc - j;
-    float p = fmaf(f, 0.07708216f, 0.22764951f);
-    p = fmaf(p, f, 0.69510539f);
-    p = fmaf(p, f, 1.0f);
-    const float r = __int_as_float(__float_as_int(p) + (static_cast<int>(j) << 23));
-    return x < -126.f ? 0.f : r;   // -inf (masked) must give exactly 0
 }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -461,15 +277,6 @@ __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], const uint32_t (&
                  "{%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
-}
-
-// SS with B transposed (V is MN-major), N = 64: the PV GEMM with P read from shared memory (SSPV)
-__device__ __forceinline__ void wgmma_ss_tb_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                 "%32, %33, p, 1, 1, 0, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(scale_d));
 }
 
 // ---- end of generated wrappers
@@ -557,49 +364,7 @@ struct Bars {
     __device__ uint32_t v_full(int s) const { return base + 48 + 8 * s; }
     __device__ uint32_t v_empty(int s) const { return base + 64 + 8 * s; }
     __device__ uint32_t q_empty(int buf, int w) const { return base + 144 + 24 * buf + 8 * w; }   // O stored
-    __device__ uint32_t tile_full(int slot) const { return base + 192 + 8 * slot; }    // next tile index written
-    __device__ uint32_t tile_empty(int slot) const { return base + 208 + 8 * slot; }   // ... and read
-    __device__ uint32_t tile_slot(int slot) const { return base + 224 + 4 * slot; }    // the index itself (< 256)
 };
-
-// ================================================================================================
-// Tile scheduler (persistent grids): static striding, or an atomic counter that resets itself
-// ================================================================================================
-__device__ unsigned int g_next_tile = 0;    // tiles handed out past the first wave (gridDim.x of them)
-__device__ unsigned int g_ctas_done = 0;    // CTAs that drew their terminal index this launch
-
-// The scheduler: thread 0 of consumer 0 draws the CTA's next tile (k + 1) at the start of tile k, right
-// before it waits for Q anyway (the atomic's latency hides there), and publishes it in a 2-slot mailbox
-// read by the TMA thread and the 8 consumer warps. (In the producer warpgroup, with 24 registers, the
-// same code made ptxas spill.)
-__device__ __forceinline__ unsigned int draw_ticket() { return atomicAdd(&g_next_tile, 1u); }
-__device__ __forceinline__ void publish_next_tile(const Bars& bar, int k, int n_tiles, unsigned int ticket) {
-    int next = gridDim.x + (int)ticket;
-    if (next >= n_tiles) {   // done drawing; the last CTA to get here resets the counters, so the
-        next = n_tiles;      // next launch (or graph replay) starts from zero again
-        if (atomicAdd(&g_ctas_done, 1u) == gridDim.x - 1) {
-            atomicExch(&g_next_tile, 0u);
-            atomicExch(&g_ctas_done, 0u);
-        }
-    }
-    const int slot = (k + 1) & 1;
-    mbar_wait(bar.tile_empty(slot), ((((uint32_t)k) >> 1) & 1) ^ 1);
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(bar.tile_slot(slot)), "r"(next) : "memory");
-    mbar_arrive(bar.tile_full(slot));   // release: the readers' acquire-wait sees the store
-}
-
-// A reader's k-th tile (k >= 1): static striding, or the mailbox (one arrival per reading warp).
-template <bool DYNAMIC>
-__device__ __forceinline__ int await_tile(const Params& p, const Bars& bar, int tile, int k, bool whole_warp) {
-    if (!DYNAMIC || !p.dynamic) return tile + gridDim.x;
-    const int slot = k & 1;
-    mbar_wait(bar.tile_full(slot), (((uint32_t)(k - 1)) >> 1) & 1);
-    int next;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(next) : "r"(bar.tile_slot(slot)) : "memory");
-    if (whole_warp) __syncwarp();
-    if ((threadIdx.x & 31) == 0) mbar_arrive(bar.tile_empty(slot));
-    return next;
-}
 
 // ================================================================================================
 // Producer: one thread issues every TMA load. Order K_0, then (K_j, V_{j-1}), then V_last: the
@@ -610,14 +375,14 @@ __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, i
     const int s = i & 1;
     mbar_wait(bar.k_empty(s), ((i >> 1) & 1) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
-    tma_load<KV_HINT>(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b, kEvictLast);
+    tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV, const Bars& bar) {
     const int s = i & 1;
     mbar_wait(bar.v_empty(s), ((i >> 1) & 1) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
-    tma_load<KV_HINT>(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b, kEvictLast);
+    tma_load_5d(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
 }
 
 // One tile: K_0 first (its stage frees early), then Q once the consumers' O of the previous tile has
@@ -635,8 +400,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* tm_q, const CUtensorM
     for (int w = 0; w < C::NWG; ++w) {
         mbar_wait(bar.q_empty(buf, w), q_phase ^ 1);
         mbar_expect_tx(bar.q_full(buf, w), C::Q_WG_BYTES);
-        tma_load<KV_HINT>(sQ + (C::NWG * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b,
-                          kEvictFirst);
+        tma_load_5d(sQ + (C::NWG * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
     }
     if (n_iter <= 0) return;
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
@@ -666,26 +430,18 @@ __device__ __forceinline__ void sched_arrive(int wq) {
     if constexpr (C::PINGPONG) asm volatile("bar.arrive %0, %1;\n" ::"r"(kSchedBarrier + next), "r"(256) : "memory");
 }
 
-// DESC_BASE 1: the low word of a descriptor (start address >> 4 in bits 0-13, LBO above) is built once per
-// GEMM and each k-step adds a compile-time offset to it (no carry: shared addresses stay under 256 KB); the
-// high word (SBO, swizzle) is a constant. Rebuilding every descriptor from its address cost ~4 integer
-// instructions per wgmma plus the moves to uniform registers: ncu on A_d128_c0_s4k (2026-12-01) counted
-// LOP3 18.6M, R2UR 15.1M, IMAD 14.0M, VIADD 10.1M, SHF 9.2M against FA3's UIADD3 8.2M for the same 7.47M
-// HGMMA - a fifth of all our instructions, on the pipes the softmax needs.
+// Descriptors: the low word (start address >> 4 in bits 0-13, LBO above) is built once per GEMM and each
+// k-step adds a compile-time offset (no carry: shared addresses stay under 256 KB); the high word (SBO,
+// swizzle) is a constant. Rebuilding each descriptor per k-step cost ~4 integer instructions per wgmma
+// (ncu, run 9 of docs/kernel_ladder.md: a fifth of all our instructions, on the pipes the softmax needs).
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 template <class C>
 __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
     const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw), klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
     for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
-        if constexpr (DESC_BASE) {
-            const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4, ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
-            wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
-        } else {
-            const uint64_t da = desc_kmajor(sQw + (kk >> 2) * (64 * 128) + (kk & 3) * 32);
-            const uint64_t db = desc_kmajor(sKs + (kk >> 2) * (C::BN * 128) + (kk & 3) * 32);
-            wgmma_ss<C::BN>(sc, da, db, kk > 0);
-        }
+        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4, ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
+        wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
     }
 }
 template <class C>
@@ -693,45 +449,34 @@ __device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&
     const uint64_t d0 = desc_mnmajor(sVs, C::BN * 128);
     const uint32_t hi = (uint32_t)(d0 >> 32), lo = (uint32_t)d0;
 #pragma unroll
-    for (int kk = 0; kk < C::BN / 16; ++kk) {   // 16 keys = 2048 B of the MN-major V stage per k-step
-        if constexpr (DESC_BASE) wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
-        else wgmma_rs<C::D>(o, pa[kk], desc_mnmajor(sVs + kk * 2048, C::BN * 128), 1);
-    }
+    for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
+        wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
 }
 
+// ---- consumer: mask
 // Mask the columns of key block n that this thread's rows must not see (past seqlen_k, right of the
 // diagonal); only blocks that cross seqlen_k or the warpgroup's diagonal need it (warp-uniform test).
+// One limit per row: column 8j + e of this thread (key k0 + col0 + 8j + e) is visible iff 8j + e <= lim,
+// so each element costs one compare with an immediate and one select.
 template <class C>
 __device__ __forceinline__ void mask_block(float (&sc)[C::BN / 2], const Params& p, int n, int q_first, int row0,
                                            int col0) {
     const int k0 = n * C::BN, offset = p.seqlen_k - p.seqlen_q;
     if (k0 + C::BN > p.seqlen_k || (p.causal && k0 + C::BN - 1 > q_first + offset)) {
-        if constexpr (MASK_LIMIT) {
-            // one limit per row: column 8j + e of this thread (key k0 + col0 + 8j + e) is visible iff
-            // 8j + e <= lim, so each element costs one compare with an immediate and one select (the
-            // general form below rebuilds each column index: ISETP 181, FSEL 178, VIADD 107 in the loop)
 #pragma unroll
-            for (int hf = 0; hf < 2; ++hf) {
-                int lim = p.seqlen_k - 1 - (k0 + col0);
-                if (p.causal) lim = min(lim, row0 + 8 * hf + offset - (k0 + col0));
-#pragma unroll
-                for (int j = 0; j < C::BN / 8; ++j)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        if (8 * j + e > lim) sc[4 * j + 2 * hf + e] = -INFINITY;
-            }
-        } else {
+        for (int hf = 0; hf < 2; ++hf) {
+            int lim = p.seqlen_k - 1 - (k0 + col0);
+            if (p.causal) lim = min(lim, row0 + 8 * hf + offset - (k0 + col0));
 #pragma unroll
             for (int j = 0; j < C::BN / 8; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int row = row0 + 8 * (e >> 1), col = k0 + 8 * j + col0 + (e & 1);
-                    if (col >= p.seqlen_k || (p.causal && col > row + offset)) sc[4 * j + e] = -INFINITY;
-                }
+                for (int e = 0; e < 2; ++e)
+                    if (8 * j + e > lim) sc[4 * j + 2 * hf + e] = -INFINITY;
         }
     }
 }
 
+// ---- consumer: softmax
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
 // max, alpha = exp2(old max - new max), and p = exp2(s * scale - max) in place of the scores.
 template <class C>
@@ -752,13 +497,8 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
         float rs = 0.f;
 #pragma unroll
         for (int j = 0; j < C::BN / 8; ++j) {
-            if (C::POLY_EVERY > 0 && j % (C::POLY_EVERY > 0 ? C::POLY_EVERY : 1) == C::POLY_EVERY - 1) {   // this n-tile on the FMA pipe
-                sc[4 * j + 2 * hf] = ex2_poly(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
-                sc[4 * j + 2 * hf + 1] = ex2_poly(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
-            } else {
-                sc[4 * j + 2 * hf] = ex2(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
-                sc[4 * j + 2 * hf + 1] = ex2(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
-            }
+            sc[4 * j + 2 * hf] = ex2(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
+            sc[4 * j + 2 * hf + 1] = ex2(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
             rs += sc[4 * j + 2 * hf] + sc[4 * j + 2 * hf + 1];
         }
         l[hf] = l[hf] * alpha[hf] + rs;   // thread-local partial row sum; the quad is summed at the end
@@ -785,48 +525,12 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
     }
 }
 
-// P of the block just softmaxed, staged for the next PV GEMM: in registers as the RS wgmma's A fragments, or
-// (SSPV) in the warpgroup's P buffer in the K-major 128-byte-swizzle layout of a wgmma A operand (the
-// epilogue's O staging layout). Each warp writes and is the only reader of its own 16 rows of P, so a
-// proxy fence and __syncwarp suffice (FA3 does the same).
+// ---- consumer: epilogue
+// The O store's wait for the TMA to have read the staging buffer happens in the next tile, after its first
+// S GEMM is issued (FA3 does the same), so the storing warp starts the next tile at once. Needs two Q
+// buffers: the freed buffer is the one the tile after next loads its Q into. store_pending: it, or -1.
 template <class C>
-__device__ __forceinline__ void stage_p(const float (&sc)[C::BN / 2], uint32_t (&pa)[C::BN / 16][4], uint32_t sPw,
-                                        int warp, int lane) {
-    if constexpr (C::SSPV) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-            const int r = 16 * warp + (lane >> 2) + 8 * hf;
-#pragma unroll
-            for (int j = 0; j < C::BN / 8; ++j) {
-                const uint32_t addr = sPw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4) + (lane & 3) * 4;
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_bf16(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]))
-                             : "memory");
-            }
-        }
-        fence_proxy_async();
-        __syncwarp();
-    } else {
-        pack_p<C>(sc, pa);
-    }
-}
-template <class C>
-__device__ __forceinline__ void issue_pv_staged(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sPw,
-                                                uint32_t sVs) {
-    if constexpr (C::SSPV) {
-        static_assert(C::D == 64, "the SS PV wrapper is generated for head_dim 64 only");
-#pragma unroll
-        for (int kk = 0; kk < C::BN / 16; ++kk)   // k-step kk: keys 16kk.., chunk kk/4 of P, +32 B inside it
-            wgmma_ss_tb_n64(o, desc_kmajor(sPw + (kk >> 2) * (64 * 128) + (kk & 3) * 32),
-                            desc_mnmajor(sVs + kk * 2048, C::BN * 128), 1);
-    } else {
-        issue_pv<C>(o, pa, sVs);
-    }
-}
-
-// STORE_LATE 1 (FA3 waits for its O store in the next tile): the thread that issued a tile's O store waits
-// for the TMA to have read the staging buffer only after the next tile's first S GEMM is issued, not right
-// after the store, so its warp (and the wgmma-collective warpgroup) starts the next tile at once. Needs two Q
-// buffers: the freed buffer is the one the tile after next loads its Q into. store_pending: that buffer, or -1.
+constexpr bool kStoreLate = C::Q_BUFS == 2;
 template <class C>
 __device__ __forceinline__ void retire_store(const Bars& bar, int wq, int& store_pending) {
     if (store_pending >= 0) {
@@ -835,128 +539,15 @@ __device__ __forceinline__ void retire_store(const Bars& bar, int wq, int& store
         store_pending = -1;
     }
 }
+
+// Normalise, write lse from registers, O through the warpgroup's Q buffer and a TMA store (one split), or
+// fp32 partial results for the combine kernel (several splits).
 template <class C>
-constexpr bool kStoreLate = STORE_LATE && C::Q_BUFS == 2;
-
-template <class C>
-__device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o, const Tile& t, int2 range,
-                                        int it, int tile_iter, int wq, uint32_t sQw, uint32_t sK, uint32_t sV,
-                                        const Bars& bar, int n_tiles, int& store_pending) {
-    constexpr int D = C::D, BN = C::BN;
-    const int ltid = threadIdx.x - 128 * (wq + 1);
-    // PUBLISH_LATE 1: the atomic is issued here but its result is first read after the first S GEMM, so the
-    // drawing warp does not sit out the atomic's round trip (~1 us) at the start of every tile; the producer
-    // needs the index only after it has issued this tile's loads. (0: drawn and published here.)
-    const bool drawer = C::DYNAMIC && p.dynamic && wq == 0 && ltid == 0;
-    unsigned int ticket = 0;
-    if (drawer) ticket = draw_ticket();
-    if (!PUBLISH_LATE && drawer) publish_next_tile(bar, tile_iter, n_tiles, ticket);
-    const int warp = UNIFORM_WG ? __shfl_sync(0xffffffffu, ltid >> 5, 0) : ltid >> 5, lane = ltid & 31;
-    const int q_first = t.m_block * C::BM + 64 * wq;          // first query row of this warpgroup
-    const int row0 = q_first + 16 * warp + (lane >> 2);     // this thread's rows: row0 and row0 + 8
-    const int col0 = 2 * (lane & 3);
-
-    float o[D / 2];
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};   // m: running row max, pre-scaled to log2 units
-    float alpha[2] = {1.f, 1.f};
-    const int buf = tile_iter % C::Q_BUFS;
-    const uint32_t sPw = sK - C::OFF_K + C::OFF_P + wq * 64 * C::BN * 2;   // this consumer's P buffer (SSPV)
-    sQw += buf * C::NWG * C::Q_WG_BYTES;
-    mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
-    // UNIFORM_RING: the ring counter, key range and shared-memory bases are warp-uniform by construction and
-    // the shfl lets ptxas prove it, so the stage's K/V descriptors are built in uniform registers. SASS (nvcc
-    // 13.0, scripts/sass_loop.py): R2UR in the steady-state loop 38 -> 3 (d128/176), 48 -> 3 (d128/128),
-    // 10 -> 0 (d256), 40 -> 5 (d64/192), 0 -> 3 (d64 three consumers). Not yet timed (docs/gpu_plan.md N1).
-    if constexpr (UNIFORM_RING >= 1) {
-        it = __shfl_sync(0xffffffffu, it, 0);
-        range.x = __shfl_sync(0xffffffffu, range.x, 0);
-        range.y = __shfl_sync(0xffffffffu, range.y, 0);
-    }
-    if constexpr (UNIFORM_RING >= 2) {
-        sK = __shfl_sync(0xffffffffu, sK, 0);
-        sV = __shfl_sync(0xffffffffu, sV, 0);
-        sQw = __shfl_sync(0xffffffffu, sQw, 0);
-    }
-
-    const int n_iter = range.y - range.x;
-    if (n_iter > 0) {
-        // ---- first block: S_0 alone (nothing to overlap it with yet)
-        uint32_t pa[BN / 16][4];
-        {
-            float sc[BN / 2];
-            const int s0 = it & 1;
-            mbar_wait(bar.k_full(s0), (it >> 1) & 1);
-            // FIRST_SCHED 1 (FA3's order): the first S GEMM takes its turn on the scheduler barriers too, so
-            // the warpgroups start staggered - one's first softmax runs under the other's first GEMM - instead
-            // of both GEMMs together and then both softmaxes with the tensor cores idle (once per tile: it
-            // weighs on short causal tiles). Every warpgroup syncs n_iter times per tile either way.
-            if constexpr (FIRST_SCHED) sched_sync<C>(wq);
-            wgmma_fence();
-            issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
-            wgmma_commit();
-            if constexpr (FIRST_SCHED) sched_arrive<C>(wq);
-            if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);
-            wgmma_wait<0>();
-            fence_regs(sc);
-            if (lane == 0) mbar_arrive(bar.k_empty(s0));
-            mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
-            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
-            stage_p<C>(sc, pa, sPw, warp, lane);
-        }
-        if (PUBLISH_LATE && drawer) publish_next_tile(bar, tile_iter, n_tiles, ticket);
-        // ---- steady state: S_i = Q K_i^T and O += P_{i-1} V_{i-1} in flight together; the softmax
-        // of block i runs while PV_{i-1} (and the other consumer's GEMMs) use the tensor cores.
-        for (int i = 1; i < n_iter; ++i) {
-            const int n = range.y - 1 - i;
-            const int s = (it + i) & 1, sv = (it + i - 1) & 1;
-            float sc[BN / 2];
-            mbar_wait(bar.k_full(s), ((it + i) >> 1) & 1);
-            sched_sync<C>(wq);
-            wgmma_fence();
-            issue_qk<C>(sc, sQw, sK + s * C::KV_BYTES);
-            wgmma_commit();
-            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256: the rescale hides under S_i
-                fence_regs(o);
-                rescale_o<C>(o, alpha);
-                fence_regs(o);
-            }
-            mbar_wait(bar.v_full(sv), ((it + i - 1) >> 1) & 1);
-            wgmma_fence();
-            issue_pv_staged<C>(o, pa, sPw, sV + sv * C::KV_BYTES);
-            wgmma_commit();
-            sched_arrive<C>(wq);
-            wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
-            fence_regs(sc);
-            if (lane == 0) mbar_arrive(bar.k_empty(s));
-            mask_block<C>(sc, p, n, q_first, row0, col0);
-            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
-            wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
-            fence_regs(o);
-            if (lane == 0) mbar_arrive(bar.v_empty(sv));
-            stage_p<C>(sc, pa, sPw, warp, lane);
-            if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
-        }
-        // ---- last PV
-        const int sl = (it + n_iter - 1) & 1;
-        if constexpr (C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
-        mbar_wait(bar.v_full(sl), ((it + n_iter - 1) >> 1) & 1);
-        fence_regs(o);
-        wgmma_fence();
-        issue_pv_staged<C>(o, pa, sPw, sV + sl * C::KV_BYTES);
-        wgmma_commit();
-        wgmma_wait<0>();
-        fence_regs(o);
-        if (lane == 0) mbar_arrive(bar.v_empty(sl));
-    }
-
-    if (PUBLISH_LATE && drawer && n_iter <= 0) publish_next_tile(bar, tile_iter, n_tiles, ticket);
-    if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
-
-    // ================================================================================================
-    // Epilogue: normalise, write lse from registers, O through the warpgroup's Q buffer and a TMA store
-    // ================================================================================================
+__device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_o, const Tile& t, const Bars& bar,
+                                         const float (&o)[C::D / 2], const float (&m)[2], const float (&l)[2],
+                                         int wq, int ltid, int warp, int lane, int buf, uint32_t sQw, int q_first,
+                                         int row0, int col0, int& store_pending) {
+    constexpr int D = C::D;
     constexpr float kLn2 = 0.6931471805599453f;
     float inv[2], lse_row[2];
 #pragma unroll
@@ -1009,6 +600,106 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     }
 }
 
+// ---- consumer: mainloop
+// One tile of one consumer: S_0 alone, then S_i = Q K_i^T and O += P_{i-1} V_{i-1} in flight together with
+// the softmax of block i under PV_{i-1} (and the other consumers' GEMMs), then the last PV and the epilogue.
+// The ring counter, key range and shared-memory bases go through a shfl: they are warp-uniform by
+// construction and the shfl lets ptxas prove it, so the K/V descriptors live in uniform registers (SASS of
+// the d128/176 loop: R2UR 38 -> 3, run 13).
+template <class C>
+__device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o, const Tile& t, int2 range,
+                                        int it, int tile_iter, int wq, uint32_t sQw, uint32_t sK, uint32_t sV,
+                                        const Bars& bar, int& store_pending) {
+    constexpr int D = C::D, BN = C::BN;
+    const int ltid = threadIdx.x - 128 * (wq + 1);
+    const int warp = __shfl_sync(0xffffffffu, ltid >> 5, 0), lane = ltid & 31;
+    const int q_first = t.m_block * C::BM + 64 * wq;          // first query row of this warpgroup
+    const int row0 = q_first + 16 * warp + (lane >> 2);     // this thread's rows: row0 and row0 + 8
+    const int col0 = 2 * (lane & 3);
+
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};   // m: running row max, pre-scaled to log2 units
+    float alpha[2] = {1.f, 1.f};
+    const int buf = tile_iter % C::Q_BUFS;
+    sQw += buf * C::NWG * C::Q_WG_BYTES;
+    mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
+    it = __shfl_sync(0xffffffffu, it, 0);
+    range.x = __shfl_sync(0xffffffffu, range.x, 0);
+    range.y = __shfl_sync(0xffffffffu, range.y, 0);
+    sK = __shfl_sync(0xffffffffu, sK, 0);
+    sV = __shfl_sync(0xffffffffu, sV, 0);
+    sQw = __shfl_sync(0xffffffffu, sQw, 0);
+
+    const int n_iter = range.y - range.x;
+    if (n_iter > 0) {
+        uint32_t pa[BN / 16][4];
+        {
+            float sc[BN / 2];
+            const int s0 = it & 1;
+            mbar_wait(bar.k_full(s0), (it >> 1) & 1);
+            // the first S GEMM takes its pingpong turn too (FA3's order), so the warpgroups start staggered:
+            // one's first softmax runs under the other's first GEMM
+            sched_sync<C>(wq);
+            wgmma_fence();
+            issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
+            wgmma_commit();
+            sched_arrive<C>(wq);
+            if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);
+            wgmma_wait<0>();
+            fence_regs(sc);
+            if (lane == 0) mbar_arrive(bar.k_empty(s0));
+            mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
+            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
+            pack_p<C>(sc, pa);
+        }
+        for (int i = 1; i < n_iter; ++i) {
+            const int n = range.y - 1 - i;
+            const int s = (it + i) & 1, sv = (it + i - 1) & 1;
+            float sc[BN / 2];
+            mbar_wait(bar.k_full(s), ((it + i) >> 1) & 1);
+            sched_sync<C>(wq);
+            wgmma_fence();
+            issue_qk<C>(sc, sQw, sK + s * C::KV_BYTES);
+            wgmma_commit();
+            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256: the rescale hides under S_i
+                fence_regs(o);
+                rescale_o<C>(o, alpha);
+                fence_regs(o);
+            }
+            mbar_wait(bar.v_full(sv), ((it + i - 1) >> 1) & 1);
+            wgmma_fence();
+            issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
+            wgmma_commit();
+            sched_arrive<C>(wq);
+            wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
+            fence_regs(sc);
+            if (lane == 0) mbar_arrive(bar.k_empty(s));
+            mask_block<C>(sc, p, n, q_first, row0, col0);
+            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
+            wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
+            fence_regs(o);
+            if (lane == 0) mbar_arrive(bar.v_empty(sv));
+            pack_p<C>(sc, pa);
+            if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
+        }
+        // ---- last PV
+        const int sl = (it + n_iter - 1) & 1;
+        if constexpr (C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
+        mbar_wait(bar.v_full(sl), ((it + n_iter - 1) >> 1) & 1);
+        fence_regs(o);
+        wgmma_fence();
+        issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(o);
+        if (lane == 0) mbar_arrive(bar.v_empty(sl));
+    }
+    if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
+    epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending);
+}
+
 
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
@@ -1022,9 +713,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;   // 128B-swizzle atoms need 1024-B alignment
     const uint32_t sQ = base + C::OFF_Q, sK = base + C::OFF_K, sV = base + C::OFF_V;
     const Bars bar{base + C::OFF_BAR};
-    // UNIFORM_WG 1: the index through a shfl (CUTLASS's canonical_warp_group_idx) is provably warp-uniform,
-    // so the shared-memory addresses and wgmma descriptors derived from it can live in uniform registers
-    const int wg = UNIFORM_WG ? __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0) : (int)(threadIdx.x / 128);
+    // the warpgroup index through a shfl (CUTLASS's canonical_warp_group_idx) is provably warp-uniform, so the
+    // shared-memory addresses and wgmma descriptors derived from it can live in uniform registers
+    const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
     const int n_tiles = p.n_mblocks * p.n_splits * p.batch * p.heads_q;
 
     if (threadIdx.x == 0) {
@@ -1041,18 +732,14 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
             mbar_init(bar.v_full(s), 1);
             mbar_init(bar.k_empty(s), C::CONSUMER_WARPS);
             mbar_init(bar.v_empty(s), C::CONSUMER_WARPS);
-            mbar_init(bar.tile_full(s), 1);
-            mbar_init(bar.tile_empty(s), C::CONSUMER_WARPS + 1);   // the consumer warps and the TMA thread
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
 
-    // Tile k of this CTA: blockIdx.x first. Static: blockIdx.x + k * gridDim.x (one tile per CTA when the
-    // grid has every tile). Dynamic: the producer takes the next index from a global counter and hands it
-    // to the consumers through a 2-slot mailbox in shared memory (full/empty mbarriers), so causal tiles of
-    // different lengths balance over the persistent CTAs. Either way the next tile's first K block and Q
-    // load while the consumers finish this tile's last block and store O.
+    // Tile k of this CTA: blockIdx.x + k * gridDim.x (one tile per CTA when the grid has every tile; a
+    // persistent grid strides). The next tile's first K block and Q load while the consumers finish this
+    // tile's last block and store O.
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
         if (threadIdx.x == 0) {
@@ -1062,7 +749,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                 const int2 range = key_blocks<C>(p, t.m_block, t.split);
                 produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
-                tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, false);
+                tile += gridDim.x;
             }
         }
     } else {
@@ -1073,13 +760,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
             const Tile t = tile_of(p, tile);
             const int2 range = key_blocks<C>(p, t.m_block, t.split);
-            consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, n_tiles, store_pending);
+            consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
             it += max(0, range.y - range.x);
-            tile = await_tile<C::DYNAMIC>(p, bar, tile, k + 1, true);
-            // the mailbox's value comes from a shared-memory load: through a shfl it is provably warp-uniform,
-            // so the stage index and K/V descriptors derived from it can stay in uniform registers (SASS of
-            // the DESC_BASE build: K descriptors rebuilt in vector registers and moved by R2UR per wgmma)
-            if constexpr (UNIFORM_TILE) tile = __shfl_sync(0xffffffffu, tile, 0);
+            tile += gridDim.x;
         }
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
@@ -1254,9 +937,9 @@ int launch(const Call& a, cudaStream_t stream) {
     if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
-    // causal tiles differ in length: the hardware's dynamic CTA scheduling balances them better than a
-    // static persistent striding (measured: persistent causal -4..13 % on dev26)
-    const bool persistent = PERSISTENT == 2 || (PERSISTENT == 1 && !a.causal) || (PERSISTENT == 3);
+    // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
+    // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
+    const bool persistent = PERSISTENT == 1 && !a.causal;
     long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
     // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
     // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
@@ -1267,8 +950,6 @@ int launch(const Call& a, cudaStream_t stream) {
     // head-major order's K/V reuse between neighbouring CTAs is worth more than the balance
     const long long kv_bytes = 2LL * a.batch * a.heads_kv * a.seqlen_k * C::D * 2;
     p.block_major = CAUSAL_ORDER && a.causal && !p.pairs && kv_bytes <= (16LL << 20);
-    p.dynamic = C::DYNAMIC && persistent && ctas_launched < grid &&
-                (DYNAMIC_SCHED == 2 || (DYNAMIC_SCHED == 1 && a.causal));
     attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
@@ -1300,11 +981,10 @@ inline bool three_consumers_pay(const Call& a) {
 
 using Cfg64 = Cfg<64, D64_BN>;
 using Cfg64c = Cfg<64, D64_BN_CAUSAL>;
-using Cfg64w3 = Cfg<64, D64_WG3_BN, true, 3>;   // three consumers, causal and not
-using Cfg64w3s = Cfg<64, 192, true, 3, true>;   // three consumers, 192-key blocks, P through smem (D64_SSPV)
+using Cfg64w3 = Cfg<64, D64_WG3_BN, 3>;   // three consumers, causal and not
 using Cfg128 = Cfg<128, D128_BN>;
 using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
-using Cfg256 = Cfg<256, D256_BN, false>;   // its consumers have no registers left for the mailbox
+using Cfg256 = Cfg<256, D256_BN>;
 using Cfg64s = Cfg<64, 80>;     // at most 80 keys (cross-attention with 77): one block, little padding
 using Cfg128s = Cfg<128, 80>;
 
@@ -1330,10 +1010,7 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
     switch (head_dim) {
         case 64:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
-            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) {
-                if constexpr (D64_SSPV) if (!a.causal) return launch<Cfg64w3s>(a, stream);
-                return launch<Cfg64w3>(a, stream);
-            }
+            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return launch<Cfg64w3>(a, stream);
             return a.causal ? launch<Cfg64c>(a, stream) : launch<Cfg64>(a, stream);
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
