@@ -20,6 +20,7 @@
 #             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
+#   ncusrc  per-instruction warp-stall sampling (ncu SourceCounters) as SASS CSV, summarised by scripts/ncu_stalls.py
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -154,6 +155,25 @@ for stage in "$@"; do
         done
       done
       tar -czf "$OUT/ncucmp.tgz" -C "$OUT" $(cd "$OUT" && ls ncucmp_*.txt) && rm -f "$OUT"/ncucmp_*.txt ;;
+    ncusrc)  # per-instruction stall sampling (SourceCounters) for NCU_KERNEL / FA3 on NCU_SCENARIOS: SASS-level CSV
+      k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
+      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")
+      for job in ${NCU_JOBS:-ours:A_d128_c1_s4k fa3:A_d128_c1_s4k}; do
+        impl=${job%%:*}; sc=${job#*:}; r="$OUT/src_${sc}_$impl"
+        timeout ${NCU_TIMEOUT:-150} ncu --clock-control none --kernel-name-base demangled \
+          --kernel-name "regex:attn_wgmma|FlashAttnFwd" --launch-skip 1 --launch-count 1 --import-source no \
+          --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "$r" \
+          python3 -m workbench.agent.launch_one --impl $impl --so "$so" --suite full --scenario "$sc" > "$r.log" 2>&1
+        echo "== ncusrc $sc $impl (rc $?)"; tail -2 "$r.log"
+        ncu -i "$r.ncu-rep" --page source --csv --print-source sass > "$r.sass.csv" 2> "$r.err" || true
+        ncu -i "$r.ncu-rep" --page details --csv > "$r.details.csv" 2>> "$r.err" || true
+        wc -l "$r.sass.csv" "$r.details.csv"; head -c 600 "$r.err"
+        python3 scripts/ncu_stalls.py "$r.sass.csv" 2>&1 | head -40
+      done
+      # one archive (a call brings back 8 files): the CSVs and logs, and the reports while it stays under 15 MB
+      ( cd "$OUT" && tar -czf ncusrc.tgz src_* && [ "$(stat -c %s ncusrc.tgz)" -lt 15000000 ] \
+        || tar -czf ncusrc.tgz $(ls src_* | grep -v ncu-rep) ) && rm -f "$OUT"/src_*
+      ls -la "$OUT" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -67,6 +67,12 @@
 #ifndef SPLIT_KV
 #define SPLIT_KV 1          // @knob SPLIT_KV 1 {0,1}           split the keys when the grid is under a wave
 #endif
+#ifndef KV_STAGES
+#define KV_STAGES 2         // @knob KV_STAGES 2 {2,3}           K/V ring depth where shared memory allows 3 (d64, d128 128-key)
+#endif
+#ifndef WAIT_ONE
+#define WAIT_ONE 0          // @knob WAIT_ONE 0 {0,1}            pingpong: only consumer 0 waits for K/V (FA3), the others follow its turn
+#endif
 #ifndef MAX_SPLITS
 #define MAX_SPLITS 16       // @knob MAX_SPLITS 16 {4,8,16,32}
 #endif
@@ -76,7 +82,6 @@ namespace {
 // ================================================================================================
 // Setup: parameters, configuration, PTX wrappers
 // ================================================================================================
-constexpr int kStages = 2;               // K/V ring depth (FA3 uses 2 on sm90)
 
 struct Params {
     float* lse;
@@ -106,12 +111,14 @@ struct Cfg {
     static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
+    // K/V ring depth: 2 (FA3's on sm90), or KV_STAGES 3 where it fits beside one Q buffer
+    static constexpr int STAGES = (KV_STAGES == 3 && NWG * Q_WG_BYTES + 6 * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 3 : 2;
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
-    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * kStages * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
+    static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * STAGES * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
     static constexpr int OFF_Q = 0;
     static constexpr int OFF_K = OFF_Q + Q_BUFS * NWG * Q_WG_BYTES;
-    static constexpr int OFF_V = OFF_K + kStages * KV_BYTES;
-    static constexpr int OFF_BAR = OFF_V + kStages * KV_BYTES;
+    static constexpr int OFF_V = OFF_K + STAGES * KV_BYTES;
+    static constexpr int OFF_BAR = OFF_V + STAGES * KV_BYTES;
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
@@ -355,16 +362,24 @@ __device__ __forceinline__ int2 key_blocks(const Params& p, int m_block, int spl
     return make_int2(min(b0, n_blocks), min(n_blocks, b0 + p.blocks_per_split));
 }
 
-// Barrier slots (8 bytes each) after the tiles.
+// Barrier slots (8 bytes each) after the tiles: K/V stages s < 3, Q buffers buf < 2 of consumers w < 3.
 struct Bars {
     uint32_t base;
-    __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 24 * buf + 8 * w; }   // w < 3
-    __device__ uint32_t k_full(int s) const { return base + 16 + 8 * s; }
-    __device__ uint32_t k_empty(int s) const { return base + 32 + 8 * s; }
+    __device__ uint32_t k_full(int s) const { return base + 8 * s; }
+    __device__ uint32_t k_empty(int s) const { return base + 24 + 8 * s; }
     __device__ uint32_t v_full(int s) const { return base + 48 + 8 * s; }
-    __device__ uint32_t v_empty(int s) const { return base + 64 + 8 * s; }
+    __device__ uint32_t v_empty(int s) const { return base + 72 + 8 * s; }
+    __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 24 * buf + 8 * w; }
     __device__ uint32_t q_empty(int buf, int w) const { return base + 144 + 24 * buf + 8 * w; }   // O stored
 };
+
+// Ring slot and phase of the i-th key block a CTA streams (i counts over all its tiles).
+template <class C>
+__device__ __forceinline__ int stage_of(int i) { return C::STAGES == 2 ? (i & 1) : (int)((unsigned)i % C::STAGES); }
+template <class C>
+__device__ __forceinline__ uint32_t phase_of(int i) {
+    return C::STAGES == 2 ? ((i >> 1) & 1) : (((unsigned)i / C::STAGES) & 1);
+}
 
 // ================================================================================================
 // Producer: one thread issues every TMA load. Order K_0, then (K_j, V_{j-1}), then V_last: the
@@ -372,15 +387,15 @@ struct Bars {
 // ================================================================================================
 template <class C>
 __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, int n, int i, uint32_t sK, const Bars& bar) {
-    const int s = i & 1;
-    mbar_wait(bar.k_empty(s), ((i >> 1) & 1) ^ 1);   // a fresh barrier passes parity 1 at once
+    const int s = stage_of<C>(i);
+    mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
     tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV, const Bars& bar) {
-    const int s = i & 1;
-    mbar_wait(bar.v_empty(s), ((i >> 1) & 1) ^ 1);
+    const int s = stage_of<C>(i);
+    mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
     tma_load_5d(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
 }
@@ -424,6 +439,10 @@ template <class C>
 __device__ __forceinline__ void sched_sync(int wq) {
     if constexpr (C::PINGPONG) named_barrier_sync(kSchedBarrier + wq, 256);
 }
+// WAIT_ONE 1 (FA3): a consumer's k-th turn follows consumer 0's k-th turn, which waited for the same K/V stage
+// before it issued, so only consumer 0 polls the full barriers (d256 has no turns: every consumer waits).
+template <class C>
+constexpr bool kWaitOne = WAIT_ONE && C::PINGPONG;
 template <class C>
 __device__ __forceinline__ void sched_arrive(int wq) {
     const int next = wq + 1 < C::NWG ? wq + 1 : 0;
@@ -637,8 +656,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         uint32_t pa[BN / 16][4];
         {
             float sc[BN / 2];
-            const int s0 = it & 1;
-            mbar_wait(bar.k_full(s0), (it >> 1) & 1);
+            const int s0 = stage_of<C>(it);
+            if (!kWaitOne<C> || wq == 0) mbar_wait(bar.k_full(s0), phase_of<C>(it));
             // the first S GEMM takes its pingpong turn too (FA3's order), so the warpgroups start staggered:
             // one's first softmax runs under the other's first GEMM
             sched_sync<C>(wq);
@@ -656,9 +675,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         }
         for (int i = 1; i < n_iter; ++i) {
             const int n = range.y - 1 - i;
-            const int s = (it + i) & 1, sv = (it + i - 1) & 1;
+            const int s = stage_of<C>(it + i), sv = stage_of<C>(it + i - 1);
             float sc[BN / 2];
-            mbar_wait(bar.k_full(s), ((it + i) >> 1) & 1);
+            if (!kWaitOne<C> || wq == 0) mbar_wait(bar.k_full(s), phase_of<C>(it + i));
             sched_sync<C>(wq);
             wgmma_fence();
             issue_qk<C>(sc, sQw, sK + s * C::KV_BYTES);
@@ -668,7 +687,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 rescale_o<C>(o, alpha);
                 fence_regs(o);
             }
-            mbar_wait(bar.v_full(sv), ((it + i - 1) >> 1) & 1);
+            if (!kWaitOne<C> || wq == 0) mbar_wait(bar.v_full(sv), phase_of<C>(it + i - 1));
             wgmma_fence();
             issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
             wgmma_commit();
@@ -685,9 +704,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         }
         // ---- last PV
-        const int sl = (it + n_iter - 1) & 1;
+        const int sl = stage_of<C>(it + n_iter - 1);
         if constexpr (C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
-        mbar_wait(bar.v_full(sl), ((it + n_iter - 1) >> 1) & 1);
+        mbar_wait(bar.v_full(sl), phase_of<C>(it + n_iter - 1));   // the last PV takes no pingpong turn
         fence_regs(o);
         wgmma_fence();
         issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
@@ -727,7 +746,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                 mbar_init(bar.q_empty(buf, w), 1);
             }
 #pragma unroll
-        for (int s = 0; s < kStages; ++s) {
+        for (int s = 0; s < C::STAGES; ++s) {
             mbar_init(bar.k_full(s), 1);
             mbar_init(bar.v_full(s), 1);
             mbar_init(bar.k_empty(s), C::CONSUMER_WARPS);
