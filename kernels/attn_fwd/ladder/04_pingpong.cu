@@ -73,6 +73,9 @@
 #ifndef WAIT_ONE
 #define WAIT_ONE 0          // @knob WAIT_ONE 0 {0,1}            pingpong: only consumer 0 waits for K/V (FA3), the others follow its turn
 #endif
+#ifndef SOFTMAX_UNDER_PV
+#define SOFTMAX_UNDER_PV 0  // @knob SOFTMAX_UNDER_PV 0 {0,1}     1 = the exponentials stay before the wait for PV_{i-1} (see pin_softmax)
+#endif
 #ifndef MAX_SPLITS
 #define MAX_SPLITS 16       // @knob MAX_SPLITS 16 {4,8,16,32}
 #endif
@@ -544,6 +547,16 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
     }
 }
 
+// SOFTMAX_UNDER_PV 1: ptxas (nvcc 13.0) moves the wait for PV_{i-1} above the exponentials of block i in every
+// configuration (scripts/sass_overlap.py: 0 of 42-98 exponentials between the two waits), so the softmax runs
+// after the PV GEMM instead of under it; ncu's stall sampling (run 15, A_d128_c1_s4k) put 10 % of all samples
+// on that wait, FA3's kernel 0.5 %. A branch on the row sums, which need every exponential, ends the basic block
+// before the wait, and ptxas does not move the wait above it. Never taken (the sums are >= 0, or NaN); if it
+// were, it would only sleep a nanosecond. (A branch to a trap pinned them too but cut the registers to 168.)
+__device__ __forceinline__ void pin_softmax(const float (&l)[2]) {
+    if (l[0] + l[1] < 0.f) __nanosleep(1);
+}
+
 // ---- consumer: epilogue
 // The O store's wait for the TMA to have read the staging buffer happens in the next tile, after its first
 // S GEMM is issued (FA3 does the same), so the storing warp starts the next tile at once. Needs two Q
@@ -697,6 +710,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if (lane == 0) mbar_arrive(bar.k_empty(s));
             mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
+            if constexpr (SOFTMAX_UNDER_PV) pin_softmax(l);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
