@@ -8,9 +8,10 @@
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal non-persistent with mirrored pairs of query blocks (>= 1024
 //   tiles) or every head's longest block first; split keys under a wave, merged by combine_kernel;
-// - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers).
+// - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
+//   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full --anchors fa3,cudnn,fa2`): v6 0.953x FA3
-// (A 0.916 B 0.908 C 0.908 D 1.136); v7 (this file) in docs/kernel_ladder.md, runs 13-15.
+// (A 0.916 B 0.908 C 0.908 D 1.136); this file (v8) 0.972 in ladder_bench (run 16 of docs/kernel_ladder.md).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -67,15 +68,6 @@
 #ifndef SPLIT_KV
 #define SPLIT_KV 1          // @knob SPLIT_KV 1 {0,1}           split the keys when the grid is under a wave
 #endif
-#ifndef KV_STAGES
-#define KV_STAGES 2         // @knob KV_STAGES 2 {2,3}           K/V ring depth where shared memory allows 3 (d64, d128 128-key)
-#endif
-#ifndef WAIT_ONE
-#define WAIT_ONE 0          // @knob WAIT_ONE 0 {0,1}            pingpong: only consumer 0 waits for K/V (FA3), the others follow its turn
-#endif
-#ifndef SOFTMAX_UNDER_PV
-#define SOFTMAX_UNDER_PV 0  // @knob SOFTMAX_UNDER_PV 0 {0,1}     1 = the exponentials stay before the wait for PV_{i-1} (see pin_softmax)
-#endif
 #ifndef MAX_SPLITS
 #define MAX_SPLITS 16       // @knob MAX_SPLITS 16 {4,8,16,32}
 #endif
@@ -114,8 +106,8 @@ struct Cfg {
     static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
-    // K/V ring depth: 2 (FA3's on sm90), or KV_STAGES 3 where it fits beside one Q buffer
-    static constexpr int STAGES = (KV_STAGES == 3 && NWG * Q_WG_BYTES + 6 * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 3 : 2;
+    // K/V ring depth: 2, FA3's on sm90 (3 where it fits beside one Q buffer lost 1 %: run 15)
+    static constexpr int STAGES = 2;
     // Two Q buffers (the next tile's Q loads while this tile runs) where shared memory allows it
     static constexpr int Q_BUFS = (2 * NWG * Q_WG_BYTES + 2 * STAGES * KV_BYTES + 256 + 1024 <= 227 * 1024) ? 2 : 1;
     static constexpr int OFF_Q = 0;
@@ -442,10 +434,11 @@ template <class C>
 __device__ __forceinline__ void sched_sync(int wq) {
     if constexpr (C::PINGPONG) named_barrier_sync(kSchedBarrier + wq, 256);
 }
-// WAIT_ONE 1 (FA3): a consumer's k-th turn follows consumer 0's k-th turn, which waited for the same K/V stage
+// FA3's single poller: a consumer's k-th turn follows consumer 0's k-th turn, which waited for the same K/V stage
 // before it issued, so only consumer 0 polls the full barriers (d256 has no turns: every consumer waits).
+// Measured +0.6 % on full (runs 15 and 16).
 template <class C>
-constexpr bool kWaitOne = WAIT_ONE && C::PINGPONG;
+constexpr bool kWaitOne = C::PINGPONG;
 template <class C>
 __device__ __forceinline__ void sched_arrive(int wq) {
     const int next = wq + 1 < C::NWG ? wq + 1 : 0;
@@ -545,16 +538,6 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
         o[4 * j + 2] *= alpha[1];
         o[4 * j + 3] *= alpha[1];
     }
-}
-
-// SOFTMAX_UNDER_PV 1: ptxas (nvcc 13.0) moves the wait for PV_{i-1} above the exponentials of block i in every
-// configuration (scripts/sass_overlap.py: 0 of 42-98 exponentials between the two waits), so the softmax runs
-// after the PV GEMM instead of under it; ncu's stall sampling (run 15, A_d128_c1_s4k) put 10 % of all samples
-// on that wait, FA3's kernel 0.5 %. A branch on the row sums, which need every exponential, ends the basic block
-// before the wait, and ptxas does not move the wait above it. Never taken (the sums are >= 0, or NaN); if it
-// were, it would only sleep a nanosecond. (A branch to a trap pinned them too but cut the registers to 168.)
-__device__ __forceinline__ void pin_softmax(const float (&l)[2]) {
-    if (l[0] + l[1] < 0.f) __nanosleep(1);
 }
 
 // ---- consumer: epilogue
@@ -710,7 +693,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if (lane == 0) mbar_arrive(bar.k_empty(s));
             mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
-            if constexpr (SOFTMAX_UNDER_PV) pin_softmax(l);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
