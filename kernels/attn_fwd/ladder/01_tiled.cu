@@ -21,7 +21,7 @@
 // These figures are per-call timing (events around the Python call, before 0881b0b), not re-measured in
 // device time; its TFLOP/s on large shapes, where the host's share is negligible, stand.
 //
-// Contract: ../../../../shared/DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal
+// Contract: kernels/attn_fwd/README.md; head_dim 64/128/256, any lengths, GQA, causal
 // bottom-right aligned, empty rows write o = 0 and lse = -inf.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>

@@ -49,7 +49,7 @@
 // FA3's Python overhead is in it. Device time (H200, 2026-12-01, timing device-time-4, `bash scripts/gpu_run.sh
 // self02`): 182/182, geomean x FA3 0.549 (A 0.516, B 0.502, C 0.581, D 0.656), x FA2 1.034, x cuDNN 0.656.
 //
-// Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths, GQA, causal bottom-right aligned.
+// Contract: kernels/attn_fwd/README.md; head_dim 64/128/256, any lengths, GQA, causal bottom-right aligned.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <math.h>

@@ -38,7 +38,7 @@
 // Next rung should fix: the serial softmax (tensor cores idle ~40 % of a d128 iteration), and short-key
 // shapes (a 77-key block padded to 128).
 //
-// Contract: DESIGN.md ("Contracts"); head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
+// Contract: kernels/attn_fwd/README.md; head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right.
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only
 // cudart: cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
