@@ -60,7 +60,7 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
+#define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -85,7 +85,7 @@ struct Params {
     int batch, heads_q, heads_kv, seqlen_q, seqlen_k, group, causal;
     int n_mblocks, n_splits, blocks_per_split;
     int pairs;        // causal, one CTA per pair of query blocks (m, n_mblocks - 1 - m) of one head
-    int block_major;  // causal: tile ids run over every head's block n-1 first, then n-2, ... (longest first)
+    int lpt_units;    // causal, > 0: longest block first within chunks of this many (split, batch, head) units
     float scale_log2;
 };
 
@@ -326,13 +326,15 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
             t.m_block = (id - G) % P2;
             rest = (id - G) / P2;
         }
-    } else if (p.block_major) {
-        // longest-processing-time-first over the whole grid: the hardware hands the long blocks of every
-        // head out in the first wave and the short ones fill the tail (head-major order left some heads'
-        // longest blocks for the last wave: C_s1000_d64_c1, 1.94 waves, SMs active 65 % of the time)
-        const int per_block = p.n_splits * p.batch * p.heads_q;
-        t.m_block = p.n_mblocks - 1 - id / per_block;
-        rest = id % per_block;
+    } else if (p.lpt_units) {
+        // longest-processing-time-first: the hardware hands out the long blocks of a chunk's heads first and the
+        // short ones fill the gaps (head-major order left some heads' longest blocks for the last wave:
+        // C_s1000_d64_c1, 1.94 waves, SMs active 65 % of the time). A chunk is one grid (CAUSAL_ORDER 1, K/V
+        // in L2), or the heads whose K/V fit in L2 together (CAUSAL_ORDER 2, FA3's L2-aware LPT order).
+        const int units = p.n_splits * p.batch * p.heads_q, c = p.lpt_units, n = p.n_mblocks;
+        const int chunk = id / (c * n), r = id - chunk * c * n, size = min(c, units - chunk * c);
+        t.m_block = n - 1 - r / size;
+        rest = chunk * c + r % size;
     } else {
         t.m_block = id % p.n_mblocks;
         if (p.causal) t.m_block = p.n_mblocks - 1 - t.m_block;
@@ -959,12 +961,20 @@ int launch(const Call& a, cudaStream_t stream) {
     // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
     // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
     // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
-    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024;
+    p.pairs = CAUSAL_PAIRS && CAUSAL_ORDER < 2 && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 &&
+              grid >= 1024;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
-    // block-major only while every head's K and V fit in a third of the 50 MB L2 together: beyond that the
-    // head-major order's K/V reuse between neighbouring CTAs is worth more than the balance
-    const long long kv_bytes = 2LL * a.batch * a.heads_kv * a.seqlen_k * C::D * 2;
-    p.block_major = CAUSAL_ORDER && a.causal && !p.pairs && kv_bytes <= (16LL << 20);
+    // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
+    // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
+    // CAUSAL_ORDER 2 keeps LPT inside chunks of heads that fit (a kv head's K/V serves its query group)
+    const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * a.heads_q;
+    const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
+    if (a.causal && CAUSAL_ORDER == 2) {
+        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
+        const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
+        p.lpt_units = (int)(c < units ? c : units);
+    }
     attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
