@@ -19,7 +19,7 @@
 //   gemm_mma         prologue (STAGES-1 tiles), main loop (wait, barrier, prefetch, 2 x k16 mma steps), epilogue
 //                    (fp32 -> bf16 pairs straight from the accumulators, guarded for M/N tails and odd ldc)
 //   gemm_bf16        argument checks, zero sizes, fast/generic choice, launch on `stream`
-// Knobs (every listed value compiles without spills)
+// Knobs (one at a time, every listed value compiles without spills; 2 blocks/SM where they fit, else 1)
 //   BM 128 {64,128}  BN 128 {128,256}  BK 32 {32,64}  STAGES 4 {3,4}  WARPS_M 2 {2,4}  WARPS_N 4 {2,4}
 //   GROUP_M 8 {1,8,16}
 // Contract corners: K == 0 writes zeros (no k tile, epilogue of zero accumulators); M or N == 0 launches nothing.
@@ -57,6 +57,8 @@ constexpr int MT = WM / 16, NT = WN / 8;              // m16 and n8 tiles per wa
 constexpr int A_CHUNKS = BK / 8, B_CHUNKS = BN / 8;    // 16-byte chunks per smem row
 constexpr int A_STAGE = BM * BK, B_STAGE = BK * BN;   // elements per stage
 constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
+// two blocks per SM where registers (64 accumulators, 256 threads) and shared memory allow, else one
+constexpr int MIN_BLOCKS = (MT * NT * 4 <= 64 && THREADS <= 256 && 2 * SMEM_BYTES <= 227 * 1024) ? 2 : 1;
 static_assert(BK == 32 || BK == 64, "the A swizzle covers 64- and 128-byte rows");
 static_assert(B_CHUNKS >= 8, "the B swizzle needs at least 8 chunks per row");
 static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp patch is whole m16 tiles and pairs of n8 tiles");
@@ -163,7 +165,7 @@ __device__ __forceinline__ void store_pair(const Params& p, int row, int col, fl
 
 // ---- the kernel --------------------------------------------------------------------------------------------------
 template <bool FAST>
-__global__ void __launch_bounds__(THREADS, 2) gemm_mma(const Params p) {
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) gemm_mma(const Params p) {
     extern __shared__ __align__(128) uint8_t smem[];
     __nv_bfloat16* sA = reinterpret_cast<__nv_bfloat16*>(smem);
     __nv_bfloat16* sB = sA + STAGES * A_STAGE;

@@ -19,7 +19,7 @@
 //   generic kernels  zero fill (K == 0) and a CUDA-core tiled GEMM for what TMA cannot take (odd strides,
 //                    unaligned pointers: the edge suite) or a tensor map the driver refuses
 //   host             tensor maps (cuTensorMapEncodeTiled through cudart, no -lcuda), SM count, gemm_bf16
-// Knobs (every listed value compiles without spills)
+// Knobs (one at a time, every listed value compiles without spills)
 //   BN 256 {128,256}  STAGES 4 {3,4} (BN 128: up to 6)  GROUP_M 16 {8,16}
 // TMA's needs for the fast path: lda % 8 == 0, ldb % 8 == 0, A and B 16-byte aligned (strides of 16-byte rows).
 
