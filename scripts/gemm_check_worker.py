@@ -47,6 +47,8 @@ def verify_job(job: dict) -> None:
             except Failure as err:
                 row.update(status="unsupported" if err.reason == "unsupported" else "failed", reason=err.reason,
                            detail=err.detail[:300])
+            except torch.cuda.OutOfMemoryError as err:   # this shape only; the context is fine
+                row.update(status="failed", reason="crash", detail=f"out of memory: {str(err)[:200]}")
             except RuntimeError as err:   # a CUDA error: the context is gone, nothing after this can run
                 row.update(status="failed", reason="launch_error", detail=str(err).splitlines()[0][:300])
                 result["fatal"] = f"{g.name}: {row['detail']}"

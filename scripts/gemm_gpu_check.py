@@ -11,7 +11,7 @@ Phases
   3. time the rungs that verified, cuBLAS (torch.matmul) and Triton on --suite: CUDA-graph replay, L2 flushed
 Prints the tables (wrong kernels: expected vs got; rungs: TFLOP/s and x cuBLAS per category, % of the 790 TFLOP/s
 ceiling on the largest square shape) and writes $OUT/gemm_gpu_check.json (OUT defaults to /tmp/out), worker logs
-in $OUT/gemm_logs/. Exit status 0: every kernel as expected; 1: something is not; 2: bad arguments.
+in $OUT/gemm_logs.tgz. Exit status 0: every kernel as expected; 1: something is not; 2: bad arguments.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -223,7 +224,7 @@ def report(kernels: list[dict], timing: dict | None, args) -> bool:
         sass = " ".join(f"{op} {n}" for op, n in b["sass"].items() if n)
         bad = k["role"] == "ladder" and (spills or (k["label"].startswith("02") and b["sass"].get("HGMMA") == 0))
         all_ok &= not bad
-        print(f"  {k['label']:<28} regs {max(r['regs'] for r in b['resources']):>3}  spills {spills:>3} B  "
+        print(f"  {k['label']:<28} regs {max((r['regs'] for r in b['resources']), default=0):>3}  spills {spills:>3} B  "
               f"{sass}{'  <-- ladder rungs need 0 spills (and 02 HGMMA)' if bad else ''}")
     print("\n== wrong kernels on dev (first rejection vs wrong/expected.csv)")
     for k in (k for k in kernels if k["role"] == "wrong" and k["build"]["ok"]):
@@ -319,6 +320,9 @@ def main(argv=None) -> int:
                "all_as_expected": all_ok, "timing": timing,
                "kernels": [{k2: (str(v) if isinstance(v, Path) else v) for k2, v in k.items()} for k in kernels]}
     (args.out / "gemm_gpu_check.json").write_text(json.dumps(summary, indent=1))
+    with tarfile.open(args.out / "gemm_logs.tgz", "w:gz") as tar:   # one file back instead of one per job
+        tar.add(args.out / "gemm_logs", arcname="gemm_logs")
+    shutil.rmtree(args.out / "gemm_logs")
     print(f"\n{'ALL AS EXPECTED' if all_ok else 'NOT ALL AS EXPECTED'} in {summary['seconds']:.0f} s; "
           f"details in {args.out / 'gemm_gpu_check.json'}")
     return 0 if all_ok else 1

@@ -21,6 +21,8 @@
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
+#   gemm    scripts/gemm_gpu_check.py: every kernels/gemm_bf16 kernel (wrong ones vs expected.csv, original and rungs on
+#           full) and the rungs' timing against cuBLAS and Triton (GEMM_ARGS passes options, e.g. --no-timing)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
@@ -154,6 +156,9 @@ for stage in "$@"; do
         done
       done
       tar -czf "$OUT/ncucmp.tgz" -C "$OUT" $(cd "$OUT" && ls ncucmp_*.txt) && rm -f "$OUT"/ncucmp_*.txt ;;
+    gemm)    # kernels/gemm_bf16: builds, wrong kernels vs expected, original + rungs on full, timing vs cuBLAS/Triton
+      timeout "${GEMM_TIMEOUT:-540}" python3 scripts/gemm_gpu_check.py --out "$OUT" ${GEMM_ARGS:-} 2>&1 \
+        | tee "$OUT/gemm_gpu_check.log" | grep -vE "^(built|verified) " | tail -70 ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
