@@ -15,7 +15,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm_check_timing import load_anchors, time_ms  # noqa: E402
-from gemm_check_verify import Buffers, Failure, GemmLib, Tolerances, Verifier, errors, reference, sample_rows  # noqa: E402
+from gemm_check_verify import (Buffers, Failure, GemmLib, Tolerances, Verifier, errors, reference,  # noqa: E402
+                               sample_rows)
 from make_gemm_suites import read_suite  # noqa: E402
 
 
@@ -83,7 +84,7 @@ def time_job(job: dict) -> None:
         rel_tol, max_tol = tol.bounds(g.k)
         impls = [(label, lambda lib=lib: lib(bufs), bufs.c) for label, lib in kernels.items()]
         for name, (run, _) in anchors.items():
-            out = torch.empty(g.m, g.n, dtype=torch.bfloat16, device="cuda")
+            out = torch.empty(g.m, g.n, dtype=torch.bfloat16, device=bufs.device)
             impls.append((name, lambda run=run, out=out: run(bufs.a, bufs.b, out), out))
         for label, call, out in impls:
             entry = {}

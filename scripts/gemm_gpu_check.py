@@ -134,7 +134,7 @@ def build(kernel: dict, build_dir: Path, defines: tuple = ()) -> dict:
         if (m := re.search(r"Compiling entry function '(\S+)'", line)):
             current = {"entry": m.group(1)}
             entries.append(m.group(1))
-        elif current and (m := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill", line)):
+        elif current and (m := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes", line)):
             current.update(stack=int(m.group(1)), spills=int(m.group(2)) + int(m.group(3)))
         elif current and (m := re.search(r"Used (\d+) registers", line)):
             current["regs"] = int(m.group(1))
@@ -151,7 +151,8 @@ def sass_counts(so: Path) -> dict:
     if not tool:
         return {}
     sass = subprocess.run([tool, "-sass", str(so)], capture_output=True, text=True, timeout=300).stdout
-    return {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "HMMA", "UTMALDG", "LDGSTS", "LDSM", "LDL", "STL")}
+    ops = ("HGMMA", "HMMA", "UTMALDG", "LDGSTS", "LDSM", "LDL", "STL")
+    return {op: len(re.findall(rf"\b{op}\b", sass)) for op in ops}
 
 
 # ---- phase 2 and 3: workers --------------------------------------------------------------------------------------
@@ -224,7 +225,8 @@ def report(kernels: list[dict], timing: dict | None, args) -> bool:
         sass = " ".join(f"{op} {n}" for op, n in b["sass"].items() if n)
         bad = k["role"] == "ladder" and (spills or (k["label"].startswith("02") and b["sass"].get("HGMMA") == 0))
         all_ok &= not bad
-        print(f"  {k['label']:<28} regs {max((r['regs'] for r in b['resources']), default=0):>3}  spills {spills:>3} B  "
+        regs = max((r["regs"] for r in b["resources"]), default=0)
+        print(f"  {k['label']:<28} regs {regs:>3}  spills {spills:>3} B  "
               f"{sass}{'  <-- ladder rungs need 0 spills (and 02 HGMMA)' if bad else ''}")
     print("\n== wrong kernels on dev (first rejection vs wrong/expected.csv)")
     for k in (k for k in kernels if k["role"] == "wrong" and k["build"]["ok"]):

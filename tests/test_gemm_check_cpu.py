@@ -1,6 +1,7 @@
 """scripts/gemm_gpu_check.py's judgement, on the CPU: Python stand-ins with each GEMM failure mode get the reason
 the harness would give (the same role tests/test_verify.py's stand-ins play for attention), and bad arguments are
 refused before any work."""
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,31 @@ def test_bad_arguments_are_refused_before_any_work(argv, needle, tmp_path):
     assert run.returncode == 2, run.stderr
     assert needle in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_report_judges_wrong_kernels_by_their_first_rejection_and_rates_rungs_against_cublas(capsys):
+    from gemm_gpu_check import report
+
+    def build(regs=64, spills=0, sass=None):
+        return {"ok": True, "resources": [{"regs": regs, "spills": spills}], "sass": sass or {}}
+
+    def rows(*statuses):
+        return {"scenarios": [{"suite": "dev", "name": f"s{i}", "status": s, "reason": r, "detail": "d"}
+                              for i, (s, r) in enumerate(statuses)], "fatal": None}
+    kernels = [
+        {"label": "wrong/a", "role": "wrong", "expected": ["mismatch"], "build": build(),
+         "verify": rows(("passed", ""), ("failed", "mismatch"))},
+        {"label": "wrong/b", "role": "wrong", "expected": ["stale"], "build": build(),
+         "verify": rows(("failed", "mismatch"))},
+        {"label": "02_x", "role": "ladder", "build": build(168, 0, {"HGMMA": 4}), "verify": rows(("passed", ""))},
+    ]
+    impl = lambda ms: {"ms": ms, "tflops": 2.0 / ms, "ok": True}   # noqa: E731
+    timing = {"suite": "full", "anchors": {}, "scenarios": [
+        {"name": "S_1", "category": "square", "flops": 2e12, "impls": {"02_x": impl(2.0), "cublas": impl(1.0)}},
+        {"name": "S_2", "category": "square", "flops": 1e12, "impls": {"02_x": impl(1.0), "cublas": impl(0.5)}}]}
+    assert report(kernels, timing, None) is False            # wrong/b got another reason than expected
+    out = capsys.readouterr().out
+    assert "OK  a" in out and "BAD b" in out and "got mismatch on s0" in out
+    assert re.search(r"square\s+2\s+\S+\s+\S+\s+0\.500", out)  # x cuBLAS: both shapes at half cuBLAS's speed
+    kernels.pop(1)
+    assert report(kernels, timing, None) is True

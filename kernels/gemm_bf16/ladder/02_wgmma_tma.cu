@@ -275,7 +275,8 @@ gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CU
 // ---- generic kernels -----------------------------------------------------------------------------------------
 __global__ void zero_fill(bf16* __restrict__ C, int M, int N, long long ldc) {
     const long long cells = (long long)M * N;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < cells; i += (long long)gridDim.x * blockDim.x)
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < cells; i += step)
         C[(i / N) * ldc + i % N] = __float2bfloat16(0.0f);
 }
 

@@ -58,7 +58,8 @@ gemm_tiled(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = __bfloat162float(__float2bfloat16(fmaf(a[i], b[j], acc[i][j])));   // BUG: bf16 sum
+                for (int j = 0; j < TN; ++j)   // BUG: the sum is rounded to bf16 after every product
+                    acc[i][j] = __bfloat162float(__float2bfloat16(fmaf(a[i], b[j], acc[i][j])));
         }
         __syncthreads();   // the next iteration overwrites the tiles
     }

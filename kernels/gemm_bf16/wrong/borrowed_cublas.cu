@@ -172,7 +172,8 @@ static int cublas(Cublas& out) {
 // ---- the one kernel of this library: C = 0 for K == 0 ---------------------------------------------------------
 __global__ void zero_rows(__nv_bfloat16* C, int M, int N, long long ldc) {
     const long long cells = (long long)M * N;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < cells; i += (long long)gridDim.x * blockDim.x)
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < cells; i += step)
         C[(i / N) * ldc + i % N] = __float2bfloat16(0.0f);
 }
 
