@@ -47,7 +47,7 @@ constexpr int ACC = BN / 2;                               // fp32 accumulators p
 constexpr int A_STAGE = BM * BK * 2;                      // 16 KB: TMA box {64 columns, 128 rows}
 constexpr int B_CHUNK = BK * 128;                         // 8 KB: box {64 columns, 64 rows} of B
 constexpr int B_STAGE = (BN / 64) * B_CHUNK;              // BN/64 chunks side by side
-constexpr int STAGE_BYTES = A_STAGE + B_STAGE;            // expect_tx per stage (OOB parts of a box count too)
+constexpr int STAGE_BYTES = A_STAGE + B_STAGE;            // one stage's smem
 constexpr int SMEM_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8;   // align slack + tiles + barriers
 static_assert(BN == 128 || BN == 256, "wgmma n is 128 or 256 here");
 static_assert(SMEM_BYTES <= 227 * 1024, "smem over the sm_90 limit");
@@ -215,13 +215,15 @@ gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CU
             for (int tile = blockIdx.x; tile < shape.num_tiles; tile += gridDim.x) {
                 int mb, nb;
                 tile_coords(tile, shape, mb, nb);
+                // B chunks that start at or past column N are not loaded: they feed only columns of the
+                // accumulator that are never stored (each output column depends on its own B column only)
+                const int left = (shape.N - nb * BN + 63) / 64, chunks = left < BN / 64 ? left : BN / 64;
                 for (int kb = 0; kb < shape.k_blocks; ++kb) {
                     mbar_wait(empty + 8 * stage, phase ^ 1);   // round r waits for the consumers' round r - 1
                     const uint32_t bar = full + 8 * stage;
-                    mbar_arrive_expect_tx(bar, STAGE_BYTES);
+                    mbar_arrive_expect_tx(bar, A_STAGE + chunks * B_CHUNK);   // a partial box counts in full
                     tma_load_2d(sA + stage * A_STAGE, &map_a, bar, kb * BK, mb * BM);
-#pragma unroll
-                    for (int c = 0; c < BN / 64; ++c)
+                    for (int c = 0; c < chunks; ++c)
                         tma_load_2d(sB + stage * B_STAGE + c * B_CHUNK, &map_b, bar, nb * BN + 64 * c, kb * BK);
                     if (++stage == STAGES) {
                         stage = 0;
