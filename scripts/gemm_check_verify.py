@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,8 +245,13 @@ class Verifier:
                 raise Failure("timed_mismatch", err.detail) from None
 
 
+NOT_KERNELS = re.compile(r"^(Memcpy|Memset|Event Sync|Stream Sync|Context Sync|Stream Wait Event)")   # as foreign.py
+
+
 def recorded_kernels(call) -> list[str]:
-    """Names of the device kernels that ran during call() (memcpy and memset entries left out)."""
+    """Names of the device kernels that ran during call() (copies, sets, sync records and annotations left out),
+    read from the profile the way workbench/harness/activity.py reads it."""
+    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -253,5 +259,9 @@ def recorded_kernels(call) -> list[str]:
         torch.cuda.synchronize()
     if rc:
         raise Failure("unsupported", f"gemm_bf16 returned error code {rc} in the recorded call")
-    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    return [n for n in names if not n.startswith(("Memcpy", "Memset"))]
+    results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    if results is not None:
+        events = [(e.name(), e.is_user_annotation()) for e in results.events() if e.device_type() == DeviceType.CUDA]
+    else:
+        events = [(e.name, False) for e in prof.events() if e.device_type == DeviceType.CUDA]
+    return [name for name, annotation in events if not annotation and not NOT_KERNELS.match(name)]
