@@ -60,7 +60,7 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: 1 = all heads' longest blocks first (K/V in L2)
+#define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: longest blocks first, 1 = K/V in L2 only, 2 = in chunks
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -961,8 +961,10 @@ int launch(const Call& a, cudaStream_t stream) {
     // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
     // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
     // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
-    p.pairs = CAUSAL_PAIRS && CAUSAL_ORDER < 2 && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 &&
-              grid >= 1024;
+    // CAUSAL_ORDER 2: pairs only for query blocks under 128 (long tiles make a pair's tail cost more than the
+    // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
+    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
+              (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
     // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
     // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
@@ -970,7 +972,7 @@ int launch(const Call& a, cudaStream_t stream) {
     const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * a.heads_q;
     const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
-    if (a.causal && CAUSAL_ORDER == 2) {
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 2) {
         const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
