@@ -23,7 +23,7 @@ from typing import Callable, Optional
 
 from workbench.harness import sandbox
 from workbench.harness.build import build_kernel, default_cache_dir
-from workbench.harness.staged_cache import merge_staged_cache
+from workbench.harness.progress_cache import ProgressCache
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
@@ -103,13 +103,18 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     start info."""
     contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s)))
     job = dict(job, sandbox=contained.to_dict())
+    # caches the contained worker stages are merged by the trusted side as they are made (progress_cache.py)
+    timings = ProgressCache(job, scenarios, Path(job["request"].get("cache_dir") or default_cache_dir()),
+                            Path(contained.dir) / "cache" if contained.enabled else None)
     try:
-        return _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained)
+        rows, info = _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained, timings)
     finally:
-        if contained.enabled:   # caches the contained worker staged: merged here, by the trusted side
-            cache_dir = Path(job["request"].get("cache_dir") or default_cache_dir())
-            merge_staged_cache(Path(contained.dir) / "cache", cache_dir)
+        timings.finish()
         sandbox.cleanup(contained)
+    if timings.summary_line():
+        progress(timings.summary_line())
+    info["timings"] = timings.summary()
+    return rows, info
 
 
 def _cpu_budget_s(scenarios: int, timeout_s: float) -> int:
@@ -121,7 +126,7 @@ _NOTICES_SHOWN: set = set()
 
 
 def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress, gpu_index: int,
-                contained) -> tuple[list[ScenarioResult], dict]:
+                contained, timings: ProgressCache) -> tuple[list[ScenarioResult], dict]:
     env = sandbox.child_env(dict(os.environ), contained)       # no API key reaches candidate code
     if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
@@ -152,6 +157,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             kind = event.get("event")
             if kind == "start":
                 info = event
+                for line in timings.start(event):
+                    progress(line)
                 for name, why in event.get("missing_anchors", {}).items():
                     progress(f"anchor {name} unavailable: {why}")
                 if event.get("foreign_check", "all") != "all":
@@ -163,11 +170,15 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             elif kind == "begin":
                 current = event["scenario"]
                 deadline = time.monotonic() + timeout_s
+                timings.begin()
+            elif kind == "cached":
+                timings.merge()
             elif kind == "result":
                 row = ScenarioResult.from_dict(event["result"])
                 rows[row.name] = row
                 index += 1
-                progress(format_progress(index, len(scenarios), row))
+                eta = timings.done(row.name, event.get("spent") or {})
+                progress(format_progress(index, len(scenarios), row) + (f"  {eta}" if eta else ""))
                 current = None
             elif kind == "fatal":
                 failure = (event.get("reason", "crash"), event.get("detail", ""))
