@@ -23,7 +23,7 @@ from typing import Callable, Optional
 
 from workbench.harness import sandbox
 from workbench.harness.build import build_kernel, default_cache_dir
-from workbench.harness.progress_cache import ProgressCache
+from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
@@ -111,8 +111,6 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     finally:
         timings.finish()
         sandbox.cleanup(contained)
-    if timings.summary_line():
-        progress(timings.summary_line())
     info["timings"] = timings.summary()
     return rows, info
 
@@ -220,6 +218,9 @@ def format_progress(index: int, total: int, row: ScenarioResult) -> str:
     head = f"[{index:>3}/{total}] {row.name:<34}"
     if row.status != "passed":
         return f"{head} {row.status.upper()} {row.reason}: {row.detail}"[:200]
+    if row.stats is None and row.reference_stats:     # `workbench warm`: no candidate, its references' times
+        times = "  ".join(f"{name} {st.median_us:.1f} us" for name, st in row.reference_stats.items())
+        return f"{head} passed  {times}"
     if row.stats is None:
         return f"{head} passed  rel err {row.rel_l2_err:.1e}  (not timed)"
     parts = [f"{head} passed", f"{row.stats.median_us:>9.1f} us", f"{row.tflops:>6.1f} TFLOP/s"]
@@ -316,6 +317,8 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     job = {"request": request.to_dict(), "candidate": candidate, "baseline": baseline, "device": device,
            "scenarios": [s.to_dict() for s in scenarios]}
     rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index)
+    if summary_line(info["timings"]):
+        progress(summary_line(info["timings"]))
     result.rows, result.gpu, result.versions = rows, info.get("gpu", ""), info.get("versions", {})
     if info.get("error"):
         result.status, result.error = "crashed", info["error"]

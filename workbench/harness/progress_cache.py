@@ -102,10 +102,12 @@ class ProgressCache:
         return {"cached_before": dict(self.cached_before), "timed": dict(self.timed),
                 "timed_s": {k: round(v, 1) for k, v in self.timed_s.items()}}
 
-    def summary_line(self) -> str:
-        if not self.cached_before:
-            return ""
-        timed = ", ".join(f"{role} {self.timed.get(role, 0)} ({self.timed_s.get(role, 0.0):.1f} s)"
-                          for role in self.cached_before)
-        return f"timing cache: timed now {timed}; cached before: " + ", ".join(
-            f"{role} {n}" for role, n in self.cached_before.items())
+
+
+def summary_line(summary: dict) -> str:
+    """One line from ProgressCache.summary(): what this run timed (and how long it took), what was cached."""
+    before, timed, seconds = (summary.get(k, {}) for k in ("cached_before", "timed", "timed_s"))
+    if not before:
+        return ""
+    now = ", ".join(f"{role} {timed.get(role, 0)} ({seconds.get(role, 0.0):.1f} s)" for role in before)
+    return f"timing cache: timed now {now}; cached before: " + ", ".join(f"{r} {n}" for r, n in before.items())
