@@ -26,8 +26,8 @@ def test_without_a_gpu_it_says_so_in_one_line_after_checking_its_arguments(run_c
 
 
 def test_warm_times_each_scenario_once_and_a_check_after_it_times_none(run_cli, tmp_path):
-    # (a folder of its own: pytest makes tmp_path 0700, which the contained worker's uid may not search)
-    common = ["--suite", "smoke", "--baseline", "standin:slow_correct", "--anchors", "", "--cache-dir", tmp_path / "c"]
+    # tmp_path is 0700: the contained worker's uid cannot search it, so cached rows must be read before the drop
+    common = ["--suite", "smoke", "--baseline", "standin:slow_correct", "--anchors", "", "--cache-dir", tmp_path]
     code, out, _ = run_cli(["warm", *common])
     assert code == 0, out
     assert "timing cache: 0 of 8 baseline and anchor timings cached already (original 0/8)" in out

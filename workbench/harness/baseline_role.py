@@ -21,7 +21,7 @@ from workbench.harness.reference import Inputs, Reference, reference_from_output
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing_cache import original_impl
-from workbench.harness.verify import GuardedOutputs
+from workbench.harness.verify import GuardedOutputs, rows_for_seed
 
 
 @dataclass
@@ -55,6 +55,14 @@ class BaselineRole:
     def _rows_key(self, s: Scenario, seed: int, rows: int) -> str:
         return f"original-rows|{self.spec['sha'][:16]}|{s.key}|{seed}|{rows}|{self.cache.gpu}"
 
+    def preload_rows(self, scenarios: list[Scenario]) -> int:
+        """Read the cached comparison rows of these scenarios now, while the worker can still read the cache."""
+        if self.spec is None or self.is_candidate():
+            return 0
+        seed = self.tol.seeds[0]
+        count = lambda s: len(rows_for_seed(s, self.tol, seed)[: self.tol.original_rows])
+        return self.cache.preload(self._rows_key(s, seed, count(s)) for s in scenarios)
+
     def _first_call(self, baseline, s: Scenario, x: Inputs, out: GuardedOutputs) -> FirstCall:
         start = time.perf_counter()
         rc, foreign = self.own.baseline(baseline, s, x, out)
@@ -62,12 +70,12 @@ class BaselineRole:
         self.spent_s += time.perf_counter() - start
         return call
 
-    def rows(self, s: Scenario, verifier, baseline) -> Optional[Reference]:
+    def rows(self, s: Scenario, baseline) -> Optional[Reference]:
         """The baseline's output on the first fixed seed, on a few sampled rows (cached on disk)."""
         if baseline is None or self.spec is None or self.is_candidate():
             return None
         seed = self.tol.seeds[0]
-        rows = verifier.rows_for(seed)[: self.tol.original_rows]
+        rows = rows_for_seed(s, self.tol, seed)[: self.tol.original_rows]
         key = self._rows_key(s, seed, len(rows))
         cached = self.cache.load_tensor(key)
         if cached is not None:
