@@ -165,6 +165,8 @@ def main() -> int:
     deadline = time.monotonic() + args.budget_s
     left = lambda: max(5.0, deadline - time.monotonic())
     cold_cache, kill_cache = Path(tempfile.mkdtemp(prefix="coldrun-")), Path(tempfile.mkdtemp(prefix="coldrun-"))
+    for cache in (cold_cache, kill_cache):
+        os.chmod(cache, 0o755)          # as a cache folder normally is (mkdtemp makes 0700)
     legs = [run_leg("cold", args, cold_cache, min(args.cold_limit_s, left() - 200))]
     legs.append(run_leg("warm", args, cold_cache, min(args.warm_limit_s, left() - 150)))
     if (cold_cache / "build").is_dir():
