@@ -16,6 +16,8 @@
 #   self02  02_mma on full with FA3, cuDNN and FA2, its own baseline (the original's slow timings not needed for x FA3)
 #   self    the same for SELF_KERNEL
 #   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
+#   coldrun issue 24: COLDRUN_KERNEL (04_pingpong) on full with fa3,cudnn,fa2 on empty caches of its own: cold, warm,
+#           SIGKILLed at half and resumed (scripts/coldrun.py; table in $OUT/coldrun_table.txt, JSON per run)
 #   notebook  NOTEBOOK (default notebooks/03_kernel_ladder.ipynb) executed live with nbclient (carry .whl with .whl/nb
 #             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
@@ -113,6 +115,9 @@ for stage in "$@"; do
         python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f'{sys.argv[2]:<12} wall {r[\"wall_s\"]:7.1f} s  x FA3 {r[\"geomeans\"][\"overall\"].get(\"fa3\")}  sandbox {r.get(\"versions\",{}).get(\"sandbox\")}')" "$OUT/cost_$name.json" "$name"
         grep -E "foreign-kernel check" "$OUT/cost_$name.log" | head -2
       done ;;
+    coldrun)   # its own empty caches (not $WORKBENCH_CACHE); each run has a time limit inside COLDRUN_BUDGET (560 s)
+      python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" --out "$OUT" \
+        --budget-s "${COLDRUN_BUDGET:-560}" 2>&1 | tee "$OUT/coldrun.log" | grep -vE "^\[" ;;
     notebook)
       nb=${NOTEBOOK:-notebooks/03_kernel_ladder.ipynb}
       timeout "${NB_TIMEOUT:-540}" python3 scripts/run_notebook.py "$nb" "$OUT/$(basename "$nb" .ipynb)_executed.ipynb" 2>&1 \

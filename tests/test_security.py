@@ -399,14 +399,17 @@ def test_a_crashed_worker_names_its_signal(tmp_path):
 def test_staged_caches_are_merged_without_following_links(tmp_path):
     staged, cache = tmp_path / "staged", tmp_path / "cache"
     (staged / "tensors").mkdir(parents=True)
+    from workbench.harness import cache_file
     good = {"original|x|env": {"stats": {"median_us": 1.0, "n": 3}, "extra": {}}}
-    (staged / "timing_cache.json").write_text(json.dumps({**good, "bad": {"stats": "nope"}, "deep": [[[[1]]]]}))
+    (staged / cache_file.JOURNAL).write_bytes(
+        cache_file.encode_line("original|x|env", good["original|x|env"])
+        + cache_file.encode_line("bad", {"stats": "nope"}) + b'{"deep": [[[[1]]]]}\n')
     (tmp_path / "secret").write_text(SECRET)
     (staged / "tensors" / ("a" * 32 + ".pt")).symlink_to(tmp_path / "secret")
     (staged / "tensors" / ("b" * 32 + ".pt")).write_bytes(b"tensor bytes")
     from workbench.harness.staged_cache import merge_staged_cache
     assert merge_staged_cache(staged, cache) == 2
-    assert json.loads((cache / "timing_cache.json").read_text()) == good
+    assert cache_file.read_entries(cache) == good
     assert sorted(p.name for p in (cache / "tensors").iterdir()) == ["b" * 32 + ".pt"]
 
 

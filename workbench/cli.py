@@ -25,6 +25,7 @@ launched_at = None          # when this command started: `workbench check` count
 
 SUBCOMMANDS = {
     "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
+    "warm": ("workbench.warm_cli", "time the original and the anchors once on this GPU (fills the timing cache)"),
     "campaign": ("workbench.agent.cli", "run an agent campaign on a kernel (question interventions, traces)"),
     "experiment": ("workbench.agent.cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
     "bank": ("workbench.agent.questions", "list, add and promote questions of the question bank"),

@@ -23,7 +23,7 @@ from typing import Callable, Optional
 
 from workbench.harness import sandbox
 from workbench.harness.build import build_kernel, default_cache_dir
-from workbench.harness.staged_cache import merge_staged_cache
+from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
@@ -103,13 +103,16 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     start info."""
     contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s)))
     job = dict(job, sandbox=contained.to_dict())
+    # caches the contained worker stages are merged by the trusted side as they are made (progress_cache.py)
+    timings = ProgressCache(job, scenarios, Path(job["request"].get("cache_dir") or default_cache_dir()),
+                            Path(contained.dir) / "cache" if contained.enabled else None)
     try:
-        return _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained)
+        rows, info = _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained, timings)
     finally:
-        if contained.enabled:   # caches the contained worker staged: merged here, by the trusted side
-            cache_dir = Path(job["request"].get("cache_dir") or default_cache_dir())
-            merge_staged_cache(Path(contained.dir) / "cache", cache_dir)
+        timings.finish()
         sandbox.cleanup(contained)
+    info["timings"] = timings.summary()
+    return rows, info
 
 
 def _cpu_budget_s(scenarios: int, timeout_s: float) -> int:
@@ -121,7 +124,7 @@ _NOTICES_SHOWN: set = set()
 
 
 def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress, gpu_index: int,
-                contained) -> tuple[list[ScenarioResult], dict]:
+                contained, timings: ProgressCache) -> tuple[list[ScenarioResult], dict]:
     env = sandbox.child_env(dict(os.environ), contained)       # no API key reaches candidate code
     if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
@@ -152,6 +155,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             kind = event.get("event")
             if kind == "start":
                 info = event
+                for line in timings.start(event):
+                    progress(line)
                 for name, why in event.get("missing_anchors", {}).items():
                     progress(f"anchor {name} unavailable: {why}")
                 if event.get("foreign_check", "all") != "all":
@@ -163,11 +168,15 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             elif kind == "begin":
                 current = event["scenario"]
                 deadline = time.monotonic() + timeout_s
+                timings.begin()
+            elif kind == "cached":
+                timings.merge()
             elif kind == "result":
                 row = ScenarioResult.from_dict(event["result"])
                 rows[row.name] = row
                 index += 1
-                progress(format_progress(index, len(scenarios), row))
+                eta = timings.done(row.name, event.get("spent") or {})
+                progress(format_progress(index, len(scenarios), row) + (f"  {eta}" if eta else ""))
                 current = None
             elif kind == "fatal":
                 failure = (event.get("reason", "crash"), event.get("detail", ""))
@@ -209,6 +218,9 @@ def format_progress(index: int, total: int, row: ScenarioResult) -> str:
     head = f"[{index:>3}/{total}] {row.name:<34}"
     if row.status != "passed":
         return f"{head} {row.status.upper()} {row.reason}: {row.detail}"[:200]
+    if row.stats is None and row.reference_stats:     # `workbench warm`: no candidate, its references' times
+        times = "  ".join(f"{name} {st.median_us:.1f} us" for name, st in row.reference_stats.items())
+        return f"{head} passed  {times}"
     if row.stats is None:
         return f"{head} passed  rel err {row.rel_l2_err:.1e}  (not timed)"
     parts = [f"{head} passed", f"{row.stats.median_us:>9.1f} us", f"{row.tflops:>6.1f} TFLOP/s"]
@@ -305,6 +317,8 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     job = {"request": request.to_dict(), "candidate": candidate, "baseline": baseline, "device": device,
            "scenarios": [s.to_dict() for s in scenarios]}
     rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index)
+    if summary_line(info["timings"]):
+        progress(summary_line(info["timings"]))
     result.rows, result.gpu, result.versions = rows, info.get("gpu", ""), info.get("versions", {})
     if info.get("error"):
         result.status, result.error = "crashed", info["error"]

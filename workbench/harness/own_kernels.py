@@ -50,6 +50,7 @@ class OwnKernelCheck:
         shapes = [Scenario(**raw) for raw in job.get("scenarios", [])]
         self.sampled = {shapes[0].name, max(shapes, key=Scenario.flops).name} if shapes else set()
         self.seconds, self.calls = 0.0, 0       # what the check cost this worker (reported in its done event)
+        self.last_call_us = None                 # wall time of the last baseline call, kernel + synchronize
 
     def applies(self, s: Scenario) -> bool:
         return self.policy == "all" or (self.policy == "sampled" and s.name in self.sampled)
@@ -67,8 +68,10 @@ class OwnKernelCheck:
     def _recorded(self, kernel, x: Inputs, out: GuardedOutputs, s: Scenario) -> tuple[int, list[str]]:
         synchronize(self.device)
         with activity.recording(self.device) as seen:
+            start = time.perf_counter()
             rc = kernel(x, out.o, out.lse, s)
             synchronize(self.device)
+            self.last_call_us = (time.perf_counter() - start) * 1e6
         self.calls += 1
         return rc, seen
 
@@ -117,11 +120,18 @@ class OwnKernelCheck:
         self.seconds += time.perf_counter() - start
         return outcome
 
-    def baseline(self, kernel, s: Scenario, x: Inputs) -> tuple[int, Optional[str]]:
-        """The baseline's first call: (its return code, a detail line when it ran kernels not its own)."""
-        out = GuardedOutputs(s, self.device, 16)
+    def baseline(self, kernel, s: Scenario, x: Inputs,
+                 out: Optional[GuardedOutputs] = None) -> tuple[int, Optional[str]]:
+        """The baseline's first call: (its return code, a detail line when it ran kernels not its own). Its output
+        is in `out` after it returns (synchronized), its wall time in `last_call_us`."""
+        out = out or GuardedOutputs(s, self.device, 16)
         if not self.applies(s):
-            return kernel(x, out.o, out.lse, s), None
+            synchronize(self.device)
+            start = time.perf_counter()
+            rc = kernel(x, out.o, out.lse, s)
+            synchronize(self.device)
+            self.last_call_us = (time.perf_counter() - start) * 1e6
+            return rc, None
         start = time.perf_counter()
         rc, seen = self._recorded(kernel, x, out, s)
         verdict = judge(seen, self.own_names("baseline"), wrote_output=out.o.numel() > 0)

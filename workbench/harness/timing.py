@@ -8,7 +8,8 @@ For one implementation on one scenario, after warm-up:
             stream), between two timing events recorded inside the graph.
   samples   before(i) (new input contents, poisoned outputs) -> L2 flush -> graph replay -> device-wide
             synchronize -> after(i) (what the replay wrote is checked), until the standard error is small or
-            the time cap is hit.
+            the time cap is hit. How many samples, plain calls and input sets a call gets follows what it
+            costs (rep_count.py): min_reps for short calls, one or two samples on one input set for long ones.
 The figure (`graph_replay`) is the time between the in-graph events: from the first to the last GPU work the
 call enqueues, less the tare: what the same event pair reads with nothing between them (measured once per
 timer on an empty captured graph, ~1.25 us on the H200; `Timer.tare_us`), the instrument's own zero offset.
@@ -36,6 +37,7 @@ from typing import Callable, Optional
 
 import torch
 
+from workbench.harness import rep_count
 from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line
 from workbench.harness.result import Stats
 from workbench.harness.timing_proof import pattern_samples, profiled_sample
@@ -236,10 +238,14 @@ class Timer:
     # ---- the whole measurement ---------------------------------------------------------------------------
     def time(self, launch: Callable[[int], object], before: Optional[Callable[[int], None]] = None,
              n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None,
-             prime: bool = False) -> Stats:
+             prime: bool = False, warm_call_us: Optional[float] = None) -> Stats:
         """launch(i) enqueues one call on input set i (a kernel returns 0 or an error code); before(i) and
         after(i) run untimed around every call and replay (new input contents and poisoned outputs before,
         a check of what was written after).
+
+        warm_call_us: the wall time of a plain call of the same shape the caller has just made (the baseline's
+        recorded first call): when that call is long (rep_count.is_long) it is the warm-up and call_us, and no
+        plain call is made here.
 
         after(i) should be cheap on the GPU: an fp32 reference computed between samples (cuBLAS) made the next
         replay read 4.3-4.6 us slower on the H200 (02_mma in the worker, unprimed: C_s100_d64_c0 6.1 -> 10.7 us,
@@ -265,16 +271,17 @@ class Timer:
             after(i)
             return us
 
-        warm_s = 0.0
-        for i in range(cfg.warmup):
-            warm_s += plain(i % n_sets) * 1e-6
-            if warm_s > cfg.time_cap_s / 4:   # a slow kernel is warm after one call; don't pay for more
-                break
-        calls, spent = [], 0.0
-        while len(calls) < max(1, cfg.call_samples) and (not calls or spent < cfg.time_cap_s / 4):
-            calls.append(plain(len(calls) % n_sets))
-            spent += calls[-1] * 1e-6
+        if rep_count.is_long(warm_call_us, cfg):
+            calls = [warm_call_us]            # warm already, and long: that call is the call_us sample
+        else:
+            warm: list[float] = []            # a slow kernel is warm after one call; don't pay for more
+            while rep_count.more_plain_calls(warm, cfg.warmup, cfg):
+                warm.append(plain(len(warm) % n_sets))
+            calls = []
+            while rep_count.more_plain_calls(calls, max(1, cfg.call_samples), cfg):
+                calls.append(plain(len(calls) % n_sets))
         call_us = statistics.median(calls)
+        n_sets = rep_count.input_sets(call_us, cfg, n_sets)   # a long call: one graph to capture and upload
 
         graphs, note = [], ""
         try:
@@ -314,20 +321,13 @@ class Timer:
         self.last["outer_us"] = []
         self.last["primed"] = 0
         samples: list[float] = []
-        spent_s = 0.0
-        while len(samples) < cfg.max_reps:
+        while not rep_count.enough_samples(samples, cfg, witness_us=uploads[0]):
             i = len(samples) % n_sets
             prepare(i)
             self.last["primed"] += int(prime)
             us = sample(i)
             after(i)
             samples.append(us)
-            spent_s += us * 1e-6
-            n = len(samples)
-            if n >= 3 and spent_s >= cfg.time_cap_s:
-                break
-            if n >= cfg.min_reps and Stats.from_samples(samples).rel_stderr < cfg.target_rel_stderr:
-                break
         profiled = []            # the proof's second instrument, in the state the samples were taken in
         for k in range(max(0, cfg.profile_samples)):
             i = k % n_sets

@@ -191,6 +191,13 @@ def _check_close(errs: Errors, tol: Tolerances, what: str) -> None:
         raise Failure("lse_mismatch", f"{what}: lse error {errs.lse:.2e} (tol {tol.lse_abs_tol:.0e})")
 
 
+def rows_for_seed(s: Scenario, tol: Tolerances, seed: int) -> torch.Tensor:
+    """Sampled query rows depend on the seed: fixed for the fixed seeds (so the original's rows can be cached),
+    new with the fresh seed (so no kernel can know in advance which rows are checked)."""
+    gen = torch.Generator().manual_seed(seed)
+    return sample_rows(s, tol.sample_rows, tol.full_reference_max_elems, gen)
+
+
 class Verifier:
     """Runs the verification sequence for one kernel on one scenario and keeps what timing needs later."""
 
@@ -202,10 +209,7 @@ class Verifier:
         self.references: dict[int, Reference] = {}
 
     def rows_for(self, seed: int) -> torch.Tensor:
-        """Sampled query rows depend on the seed: fixed for the fixed seeds (so the original's rows can be
-        cached), new with the fresh seed (so no kernel can know in advance which rows are checked)."""
-        gen = torch.Generator().manual_seed(seed)
-        return sample_rows(self.s, self.tol.sample_rows, self.tol.full_reference_max_elems, gen)
+        return rows_for_seed(self.s, self.tol, seed)
 
     @property
     def seeds(self) -> list[int]:

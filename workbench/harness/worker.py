@@ -5,9 +5,12 @@
 A job is {"request", "candidate", "baseline", "scenarios", "device"} (see check.py). The worker writes one
 JSON line per event to a private copy of stdout (fd 1 itself is pointed at stderr first, so whatever the
 candidate prints cannot forge results): {"event": "begin", "scenario": name}, {"event": "result", ...},
-{"event": "done", "gpu": ..., "versions": ...}. A kernel that faults poisons the CUDA context, so after a CUDA
-error the worker reports it and stops; the parent marks the rest as skipped. Every kernel that runs during a
-recorded call of the candidate or the baseline must come from its own library (own_kernels.py).
+{"event": "done", "gpu": ..., "versions": ...}. A result carries `spent`, the seconds each baseline or anchor
+timed afresh took (the parent's ETA); a contained worker emits {"event": "cached"} after each cache entry it
+stages, so the parent merges it at once (staged_cache.py). A kernel that faults poisons the CUDA context, so
+after a CUDA error the worker reports it and stops; the parent marks the rest as skipped. Every kernel that runs
+during a recorded call of the candidate or the baseline must come from its own library (own_kernels.py). A job
+without a candidate is `workbench warm`'s: each scenario times only the baseline and the anchors (warm_scenario.py).
 """
 from __future__ import annotations
 
@@ -15,21 +18,23 @@ import json
 import os
 import secrets
 import sys
+import time
 import traceback
 from pathlib import Path
 
 import torch
 
 from workbench.harness import own_kernels
+from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
 from workbench.harness.reference import Inputs, reference, sample_rows
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_proof import profile_samples_from_env
-from workbench.harness.timing_cache import TimingCache
-from workbench.harness.verify import (GuardedOutputs, Reference, Verifier, errors_against,
-                                      kernel_output_reference)
+from workbench.harness.warm_scenario import warm_scenario
+from workbench.harness.timing_cache import TimingCache, anchor_impl
+from workbench.harness.verify import GuardedOutputs, Reference, Verifier, errors_against
 
 _out = None
 
@@ -109,26 +114,15 @@ class ScenarioRun:
         self.device = job["device"]
         self.fresh_seed = fresh_seed
         self.own = own_kernels.OwnKernelCheck(job, problem.tolerances, fresh_seed)
+        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device)
+        self.spent: dict[str, float] = {}    # seconds per baseline/anchor timed afresh in the current scenario
 
     def original_rows(self, s: Scenario, verifier: Verifier, baseline) -> Reference | None:
-        """The original kernel's output on the first fixed seed, on a few sampled rows (cached on disk)."""
-        spec = self.job.get("baseline")
-        if baseline is None or spec is None or spec["sha"] == self.job["candidate"]["sha"]:
-            return None
-        tol = self.problem.tolerances
-        seed = tol.seeds[0]
-        rows = verifier.rows_for(seed)[: tol.original_rows]
-        key = f"original-rows|{spec['sha'][:16]}|{s.key}|{seed}|{len(rows)}|{self.cache.gpu}"
-        cached = self.cache.load_tensor(key)
-        if cached is not None:
-            return Reference(rows=cached["rows"].to(self.device), o=cached["o"].to(self.device).float(),
-                             lse=cached["lse"].to(self.device))
-        ref = kernel_output_reference(baseline, s, self.device, tol, seed, rows)
-        if ref is not None:
-            self.cache.save_tensor(key, {"rows": ref.rows.cpu(), "o": ref.o.to(torch.bfloat16).cpu(), "lse": ref.lse.cpu()})
-        return ref
+        """The original kernel's output on the first fixed seed, on a few sampled rows (baseline_role.py)."""
+        return self.baseline.rows(s, baseline)
 
-    def time_kernel(self, kernel, s: Scenario, sets: list[Inputs], check_outputs: bool = True) -> tuple[Stats, str]:
+    def time_kernel(self, kernel, s: Scenario, sets: list[Inputs], check_outputs: bool = True,
+                    warm_call_us: float | None = None) -> tuple[Stats, str]:
         """Time with poisoned outputs. For a candidate (check_outputs) every timed launch (plain call or graph
         replay) gets inputs with new contents, and what it wrote is compared with an fp32 reference on a few
         random rows, untimed: a kernel that caches results by contents, gets cheaper after the verification
@@ -158,7 +152,7 @@ class ScenarioRun:
                 written.append((seed_of[i], rows, outs[i].o[:, rows].clone(), outs[i].lse[:, :, rows].clone()))
 
         stats = self.timer.time(lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s), before=before,
-                                n_sets=len(sets), after=after, prime=check_outputs)
+                                n_sets=len(sets), after=after, prime=check_outputs, warm_call_us=warm_call_us)
         del outs
         return stats, self._first_wrong_launch(s, written)
 
@@ -207,8 +201,55 @@ class ScenarioRun:
             result.status = FAILED
         return not result.reason
 
+    def timing_inputs(self, s: Scenario, verifier: Verifier) -> tuple[list[int], list[Reference], list[Inputs]]:
+        """Timing inputs: the fresh seed and the first fixed seed, whose references already exist."""
+        seeds = [self.fresh_seed, self.problem.tolerances.seeds[0]][: max(1, self.problem.timing.input_sets)]
+        refs = [verifier.reference_for(seed) for seed in seeds]
+        sets = []
+        for seed in seeds:
+            x = Inputs.allocate(s, self.device)
+            x.fill(seed)
+            sets.append(x)
+        return seeds, refs, sets
+
+    def time_anchors(self, result: ScenarioResult, s: Scenario, sets: list[Inputs], refs: list[Reference]) -> None:
+        for name, (anchor, version) in self.anchors.items():
+            key = anchor_impl(name, version)
+            cached = self.cache.get(key, s, with_extra=True)
+            try:
+                if cached is None:
+                    start = time.perf_counter()
+                    stats, rel = self.time_anchor(name, anchor, s, sets, refs)
+                    self.spent[name] = time.perf_counter() - start
+                    self.cache.put(key, s, stats, extra={"rel_l2_err": rel})
+                else:
+                    stats, rel = cached[0], cached[1].get("rel_l2_err")
+                result.reference_stats[name] = stats
+                result.reference_errors[name] = rel
+            except Exception as err:   # an anchor that refuses a shape is noted, never fatal
+                if "CUDA error" in str(err) or "illegal" in str(err):
+                    raise
+                result.reference_errors[name] = f"unsupported: {type(err).__name__}: {str(err)[:100]}"
+
+    def add_baseline(self, result: ScenarioResult, s: Scenario, baseline, sets: list[Inputs]) -> bool:
+        """The baseline's stats into the row (baseline_role.py); False when it failed the scenario."""
+        if baseline is None or self.job.get("baseline") is None:
+            return True
+        timing = self.baseline.timing(s, baseline, sets, result.stats, self.time_kernel)
+        if self.baseline.spent_s:
+            self.spent["original"] = self.baseline.spent_s
+        if timing.foreign:
+            result.status, result.reason, result.detail = FAILED, "foreign_kernel", "the baseline: " + timing.foreign
+            return False
+        if timing.refused:
+            result.reference_errors["original"] = timing.refused
+        if timing.stats is not None:
+            result.reference_stats["original"] = timing.stats
+        return True
+
     def run(self, s: Scenario, candidate, baseline) -> ScenarioResult:
         problem, tol = self.problem, self.problem.tolerances
+        self.spent, self.baseline.spent_s = {}, 0.0
         verifier = Verifier(s, self.device, tol, self.fresh_seed)
         original = self.original_rows(s, verifier, baseline)
         outcome = verifier.run(candidate, original)
@@ -224,14 +265,7 @@ class ScenarioRun:
         if self.own.applies(s) and not own_late and not self.own_kernels_only(result, candidate, s, verifier.inputs,
                                                                               verifier.out):
             return result
-        # timing inputs: the fresh seed and the first fixed seed, whose references already exist
-        seeds = [self.fresh_seed, tol.seeds[0]][: max(1, problem.timing.input_sets)]
-        refs = [verifier.reference_for(seed) for seed in seeds]
-        sets = []
-        for seed in seeds:
-            x = Inputs.allocate(s, self.device)
-            x.fill(seed)
-            sets.append(x)
+        seeds, refs, sets = self.timing_inputs(s, verifier)
         del verifier
         if not timing:
             self.anchor_errors_only(result, s, sets, refs)
@@ -244,40 +278,15 @@ class ScenarioRun:
             return result
         for x, seed in zip(sets, seeds):   # back to the contents `refs` describe (anchor errors use them)
             x.fill(seed)
-        spec = self.job.get("baseline")
-        if baseline is not None and spec is not None:
-            key = f"original|{spec['sha'][:16]}"
-            stats = self.cache.get(key, s)
-            if stats is None and spec["sha"] == self.job["candidate"]["sha"]:
-                stats = result.stats      # the candidate is the original: one timing serves both
-            if stats is None:
-                rc, foreign = self.own.baseline(baseline, s, sets[0])
-                if foreign:
-                    result.status, result.reason, result.detail = FAILED, "foreign_kernel", foreign
-                    return result
-                if rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one
-                    result.reference_errors["original"] = f"unsupported: the baseline returned error code {rc}"
-                else:
-                    stats, _ = self.time_kernel(baseline, s, sets, check_outputs=False)
-                    self.cache.put(key, s, stats)
-            if stats is not None:
-                result.reference_stats["original"] = stats
-        for name, (anchor, version) in self.anchors.items():
-            key = f"{name}|{version}"
-            cached = self.cache.get(key, s, with_extra=True)
-            try:
-                if cached is None:
-                    stats, rel = self.time_anchor(name, anchor, s, sets, refs)
-                    self.cache.put(key, s, stats, extra={"rel_l2_err": rel})
-                else:
-                    stats, rel = cached[0], cached[1].get("rel_l2_err")
-                result.reference_stats[name] = stats
-                result.reference_errors[name] = rel
-            except Exception as err:   # an anchor that refuses a shape is noted, never fatal
-                if "CUDA error" in str(err) or "illegal" in str(err):
-                    raise
-                result.reference_errors[name] = f"unsupported: {type(err).__name__}: {str(err)[:100]}"
+        if self.add_baseline(result, s, baseline, sets):
+            self.time_anchors(result, s, sets, refs)
         return result
+
+
+def scenario_result(runner: ScenarioRun, s: Scenario, candidate, baseline) -> ScenarioResult:
+    if candidate is None:
+        return warm_scenario(runner, s, baseline)
+    return runner.run(s, candidate, baseline)
 
 
 def main() -> int:
@@ -298,8 +307,10 @@ def main() -> int:
         missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
     gpu, versions = environment(device, anchor_versions)
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
+    cache.on_stage = lambda: emit("cached")     # staged: the parent merges it now (staged_cache.py)
     problem.timing.profile_samples = profile_samples_from_env(os.environ)   # check() validated it already
     timer = Timer(device, problem.timing)
+    BaselineRole(job, problem.tolerances, cache, None, device).preload_rows([Scenario(**r) for r in job["scenarios"]])
     try:
         notices = enter_sandbox(job, cache, versions, anchors)
     except (RuntimeError, OSError) as err:      # WORKBENCH_SANDBOX=require and a piece is missing, or no drop
@@ -308,7 +319,7 @@ def main() -> int:
     emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed, notices=notices,
          foreign_check=own_kernels.policy(device)[1])
     try:
-        candidate = load_kernel(job["candidate"])
+        candidate = load_kernel(job["candidate"]) if job.get("candidate") else None   # None: `workbench warm`
         baseline = load_kernel(job["baseline"]) if job.get("baseline") else None
     except OSError as err:
         emit("fatal", reason="launch_error", detail=f"cannot load the kernel library: {err}")
@@ -321,9 +332,9 @@ def main() -> int:
         try:
             if stream is not None:
                 with torch.cuda.stream(stream):
-                    result = runner.run(s, candidate, baseline)
+                    result = scenario_result(runner, s, candidate, baseline)
             else:
-                result = runner.run(s, candidate, baseline)
+                result = scenario_result(runner, s, candidate, baseline)
         except RuntimeError as err:   # a CUDA error poisons the context: report and stop
             text = str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
             emit("result", result=ScenarioResult(scenario=s.to_dict(), status=FAILED, reason="launch_error",
@@ -335,8 +346,7 @@ def main() -> int:
         finally:
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
-        emit("result", result=result.to_dict())
-        cache.flush()
+        emit("result", result=result.to_dict(), spent=runner.spent)   # its cache entries are on disk already
         if request.fail_fast and result.status == FAILED:
             break
     if timer.tare_us is not None:   # the in-graph event pair's zero offset, subtracted from every sample

@@ -1,0 +1,118 @@
+"""The baseline's (the original kernel's) part in one scenario, as much as its role needs and no more: its output
+rows on the first fixed seed, which `mismatch_original` compares a candidate with, and its device time, which
+speedups divide by. Both are cached (timing_cache.py), so each is paid once per GPU and version.
+
+The baseline is trusted, not judged: it is not verified as a candidate (no second seed, no repeat for
+determinism, no x16 inputs; `workbench warm` compares its rows with the fp32 reference once). Its *first call*
+on a scenario does three jobs: it is the call recorded for the foreign-kernel check (own_kernels.py), its
+sampled rows are the comparison rows, and when it is long it is also the warm-up and the `call_us` of its timing
+(Timer.time's warm_call_us). For the fp32 original on large shapes a scenario then costs that call, one graph
+upload and one or two samples (rep_count.py), where it cost about twelve calls before (issue 24).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+from workbench.harness.reference import Inputs, Reference, reference_from_output
+from workbench.harness.result import Stats
+from workbench.harness.scenarios import Scenario
+from workbench.harness.timing_cache import original_impl
+from workbench.harness.verify import GuardedOutputs, rows_for_seed
+
+
+@dataclass
+class FirstCall:
+    rc: int
+    foreign: Optional[str]          # a detail line when it ran kernels not its own
+    wall_us: Optional[float]        # kernel + synchronize
+
+
+@dataclass
+class BaselineTiming:
+    stats: Optional[Stats] = None
+    foreign: Optional[str] = None   # the baseline ran a foreign kernel: the scenario fails
+    refused: str = ""               # the baseline refused the shape: no speedup there
+
+
+class BaselineRole:
+    def __init__(self, job: dict, tol, cache, own, device: str):
+        self.job, self.tol, self.cache, self.own, self.device = job, tol, cache, own, device
+        self.first: dict[str, FirstCall] = {}     # scenario key -> the first call made for its rows
+        self.spent_s = 0.0                        # seconds of baseline work in the current scenario
+
+    @property
+    def spec(self) -> Optional[dict]:
+        return self.job.get("baseline")
+
+    def is_candidate(self) -> bool:
+        candidate = self.job.get("candidate")
+        return bool(candidate and self.spec and self.spec["sha"] == candidate["sha"])
+
+    def _rows_key(self, s: Scenario, seed: int, rows: int) -> str:
+        return f"original-rows|{self.spec['sha'][:16]}|{s.key}|{seed}|{rows}|{self.cache.gpu}"
+
+    def preload_rows(self, scenarios: list[Scenario]) -> int:
+        """Read the cached comparison rows of these scenarios now, while the worker can still read the cache."""
+        if self.spec is None or self.is_candidate():
+            return 0
+        seed = self.tol.seeds[0]
+        count = lambda s: len(rows_for_seed(s, self.tol, seed)[: self.tol.original_rows])
+        return self.cache.preload(self._rows_key(s, seed, count(s)) for s in scenarios)
+
+    def _first_call(self, baseline, s: Scenario, x: Inputs, out: GuardedOutputs) -> FirstCall:
+        start = time.perf_counter()
+        rc, foreign = self.own.baseline(baseline, s, x, out)
+        call = FirstCall(rc=rc, foreign=foreign, wall_us=self.own.last_call_us)
+        self.spent_s += time.perf_counter() - start
+        return call
+
+    def rows(self, s: Scenario, baseline) -> Optional[Reference]:
+        """The baseline's output on the first fixed seed, on a few sampled rows (cached on disk)."""
+        if baseline is None or self.spec is None or self.is_candidate():
+            return None
+        seed = self.tol.seeds[0]
+        rows = rows_for_seed(s, self.tol, seed)[: self.tol.original_rows]
+        key = self._rows_key(s, seed, len(rows))
+        cached = self.cache.load_tensor(key)
+        if cached is not None:
+            return Reference(rows=cached["rows"].to(self.device), o=cached["o"].to(self.device).float(),
+                             lse=cached["lse"].to(self.device))
+        x = Inputs.allocate(s, self.device)
+        x.fill(seed)
+        out = GuardedOutputs(s, self.device, 16)
+        out.poison()
+        first = self.first[s.key] = self._first_call(baseline, s, x, out)
+        if first.rc:
+            return None
+        ref = reference_from_output(out.o, out.lse, rows)
+        self.cache.save_tensor(key, {"rows": ref.rows.cpu(), "o": ref.o.to(torch.bfloat16).cpu(),
+                                     "lse": ref.lse.cpu()})
+        return ref
+
+    def timing(self, s: Scenario, baseline, sets: list[Inputs], candidate_stats: Optional[Stats],
+               time_kernel: Callable) -> BaselineTiming:
+        """The baseline's stats on this scenario: cached, the candidate's own (the candidate is the baseline), or
+        timed now (and cached). time_kernel(kernel, s, sets, check_outputs, warm_call_us) -> (Stats, problem)."""
+        impl = original_impl(self.spec["sha"])
+        stats = self.cache.get(impl, s)
+        if stats is None and self.is_candidate():
+            stats = candidate_stats   # one timing serves both
+        if stats is not None:
+            self.first.pop(s.key, None)
+            return BaselineTiming(stats=stats)
+        first = self.first.pop(s.key, None)
+        if first is None:        # its rows came from the cache: this is its first call of the scenario
+            first = self._first_call(baseline, s, sets[0], GuardedOutputs(s, self.device, 16))
+        if first.foreign:
+            return BaselineTiming(foreign=first.foreign)
+        if first.rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one
+            return BaselineTiming(refused=f"unsupported: the baseline returned error code {first.rc}")
+        start = time.perf_counter()
+        stats, _ = time_kernel(baseline, s, sets, check_outputs=False, warm_call_us=first.wall_us)
+        self.spent_s += time.perf_counter() - start
+        self.cache.put(impl, s, stats)
+        return BaselineTiming(stats=stats)
