@@ -155,6 +155,7 @@ def main() -> int:
     p.add_argument("--out", default=os.environ.get("OUT", "/tmp/out"))
     p.add_argument("--kill-at", type=int, default=0, help="scenarios before the SIGKILL (default: half the suite)")
     p.add_argument("--budget-s", type=float, default=560.0, help="the whole script, all four runs")
+    p.add_argument("--keep-cache", default="", help="copy the cold run's cache here at the end (the call's next runs)")
     p.add_argument("--cold-limit-s", type=float, default=300.0)
     p.add_argument("--warm-limit-s", type=float, default=90.0)
     args = p.parse_args()
@@ -196,6 +197,8 @@ def main() -> int:
     print("\n".join(lines), flush=True)
     (Path(args.out) / "coldrun_summary.json").write_text(json.dumps(summary, indent=1))
     (Path(args.out) / "coldrun_table.txt").write_text("\n".join(lines) + "\n")
+    if args.keep_cache:   # the cold run's cache (baseline and anchors timed once) for the next command of the call
+        shutil.copytree(cold_cache, args.keep_cache, dirs_exist_ok=True)
     for cache in (cold_cache, kill_cache):
         shutil.rmtree(cache, ignore_errors=True)
     return 0
