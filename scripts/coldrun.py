@@ -46,7 +46,10 @@ def command(args, json_out: Path) -> list[str]:
 def run_leg(name: str, args, cache: Path, limit_s: float, kill_at: int = 0) -> dict:
     """One `workbench check` on `cache`; SIGKILLed at `kill_at` scenario lines (0: never) or at limit_s."""
     json_out, log = Path(args.out) / f"coldrun_{name}.json", Path(args.out) / f"coldrun_{name}.log"
-    env = dict(os.environ, WORKBENCH_CACHE=str(cache), PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT))
+    # ROOT goes in front of the caller's PYTHONPATH, never in its place: on the GPU machine that path holds the
+    # carried wheels (FA3), and replacing it ran every leg without FA3 (H200, 2026-12-01)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, WORKBENCH_CACHE=str(cache), PYTHONUNBUFFERED="1", PYTHONPATH=path)
     start = time.monotonic()
     proc = subprocess.Popen(command(args, json_out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, cwd=ROOT, start_new_session=True)
