@@ -105,39 +105,81 @@ def _mount_points() -> list[tuple[str, set]]:
     return points
 
 
-def _still_needed_under(target: str) -> list[str]:
-    """Folders the worker still reads after containment (the Python installation, the package, sys.path) that lie
-    inside `target`, outermost only: a checkout or virtual environment under /tmp (a CI clone, say) must stay
-    visible when the private folder covers /tmp, or the next lazy import fails."""
-    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(REPO_ROOT), *(x for x in sys.path if x)}
-    inside = sorted({os.path.realpath(x) for x in wanted if os.path.isdir(x)})
-    inside = [x for x in inside if x.startswith(target.rstrip("/") + "/")]
-    return [x for x in inside if not any(x.startswith(o + "/") for o in inside if o != x)]
+def _needed(reach=()) -> list[str]:
+    """Folders the contained process still reads (the Python installation, the package, sys.path, `reach`)."""
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(REPO_ROOT), *(x for x in sys.path if x), *reach}
+    return sorted({os.path.realpath(x) for x in wanted if os.path.isdir(x)})
 
 
-def private_mounts(private: Path) -> list[str]:
+def _outermost(paths: list[str]) -> list[str]:
+    return [x for x in paths if not any(x.startswith(o + "/") for o in paths if o != x)]
+
+
+def _still_needed_under(target: str, reach=()) -> list[str]:
+    """Needed folders (above) inside `target`, outermost only: a checkout or virtual environment under /tmp (a CI
+    clone, say) must stay visible when the private folder covers /tmp, or the next lazy import fails."""
+    return _outermost([x for x in _needed(reach) if x.startswith(target.rstrip("/") + "/")])
+
+
+def _cover_keeping(source: str, target: str, keep_paths: list[str], fstype: bytes | None = None) -> list[str]:
+    """Mount `source` over `target` (a bind, or a new filesystem of `fstype`), then bind `keep_paths` (inside
+    target) back in from underneath; what could not be done."""
+    libc = _libc()
+    # held open across the cover: /proc/self/fd/N still names the folder underneath afterwards
+    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in keep_paths}
+    flags, data = (MS_BIND, None) if fstype is None else (MS_NOSUID | MS_NODEV, b"mode=0755,size=1m")
+    why = _call(libc.mount, os.fsencode(source), os.fsencode(target), fstype, flags, data)
+    problems = [f"{target} stays as it is ({why})"] if why else []
+    for path, fd in keep.items():
+        if not why:
+            Path(path).mkdir(parents=True, exist_ok=True)         # inside the cover now
+            again = _call(libc.mount, os.fsencode(f"/proc/self/fd/{fd}"), os.fsencode(path), None,
+                          MS_BIND | MS_REC, None)
+            if again:
+                problems.append(f"{path} is hidden by the cover of {target} ({again})")
+        os.close(fd)
+    return problems
+
+
+def _closed_to_others(path: str) -> str | None:
+    """The outermost folder on the way to `path` that other users may not enter (a home of mode 0700), or None."""
+    current = Path("/")
+    for part in Path(path).parts[1:]:
+        current = current / part
+        try:
+            if not os.stat(current).st_mode & 0o001:
+                return str(current)
+        except OSError:
+            return None
+    return None
+
+
+def open_private_homes(reach) -> list[str]:
+    """For a program started after the uid drop (contained_run.py): a home it cannot enter (/root, 0700) that
+    holds the Python installation, the package or the program is covered by an empty folder, and just those are
+    bound back in (read-only later, like every mount); the rest of that home stays out of sight."""
+    closed: dict = {}
+    for path in _needed(reach):
+        top = _closed_to_others(path)
+        if top and top != path:
+            closed.setdefault(top, []).append(path)
+    problems = []
+    for top, inside in closed.items():
+        problems += _cover_keeping("tmpfs", top, _outermost(inside), fstype=b"tmpfs")
+    return problems
+
+
+def private_mounts(private: Path, reach=()) -> list[str]:
     """Mount `private` over the world-writable folders and remount everything else read-only (in this mount
-    namespace only). Folders the worker still needs below a covered one are bound back in (read-only, like
-    everything else). Returns what could not be done."""
+    namespace only). Folders the worker still needs below a covered one (and `reach`) are bound back in
+    (read-only, like everything else). Returns what could not be done."""
     libc = _libc()
     problems = []
     for target in WRITABLE_SHARED:
         if os.path.isdir(target) and not os.path.islink(target):
-            # held open across the cover: /proc/self/fd/N still names the folder underneath afterwards
-            keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in _still_needed_under(target)}
-            why = _call(libc.mount, os.fsencode(private), os.fsencode(target), None, MS_BIND, None)
-            if why:
-                problems.append(f"{target} stays shared ({why})")
-            for path, fd in keep.items():
-                if not why:
-                    point = Path(path)
-                    point.mkdir(parents=True, exist_ok=True)   # inside the private folder now
-                    again = _call(libc.mount, os.fsencode(f"/proc/self/fd/{fd}"), os.fsencode(path), None,
-                                  MS_BIND | MS_REC, None)
-                    if again:
-                        problems.append(f"{path} is hidden by the private {target} ({again})")
-                os.close(fd)
-    bound = set(WRITABLE_SHARED)
+            problems += [p.replace("stays as it is", "stays shared")
+                         for p in _cover_keeping(str(private), target, _still_needed_under(target, reach))]
+    bound = set(WRITABLE_SHARED) | {str(private)}      # the private folder's own mount: covered by /tmp now
     failed = 0
     for target, options in _mount_points():
         if target in bound or any(target == k or target.startswith(k + "/") for k in ("/proc", "/sys")) \

@@ -312,10 +312,12 @@ def contain(p: Plan, libraries: dict | None = None) -> Contained:
                      notices, inside / "cache")
 
 
-def private_folder(p: Plan, files: dict, namespaces: list, notices: list) -> tuple[Path, bool]:
+def private_folder(p: Plan, files: dict, namespaces: list, notices: list, reach=None) -> tuple[Path, bool]:
     """As root, in the new mount namespace: the private folder (the size-capped tmpfs attached over it, `files`
     (name -> path) copied into lib/, cache/ and home/ for the uid) mounted over the shared folders, the rest
-    read-only. Returns (where the private folder is seen from now on, whether it is capped); appends notices."""
+    read-only. `reach` (for a program started after the uid drop): the folders it needs besides Python and the
+    package, reachable even from inside a closed home (mounts.open_private_homes). Returns (where the private
+    folder is seen from now on, whether it is capped); appends notices."""
     private, capped = Path(p.dir), False
     if p.tmpfs_fd >= 0:
         # never attached outside a namespace of our own: it would be a mount on the host
@@ -334,7 +336,8 @@ def private_folder(p: Plan, files: dict, namespaces: list, notices: list) -> tup
         os.chown(private / sub, p.uid, p.gid)
     inside = private
     if "mnt" in namespaces:
-        problems = mounts.private_mounts(private)
+        problems = mounts.open_private_homes(reach) if reach is not None else []
+        problems += mounts.private_mounts(private, reach or ())
         notices += [f"sandbox: {x}" for x in problems]
         if not any(x.startswith("/tmp ") for x in problems):
             inside = Path("/tmp")                    # the private folder is mounted there now

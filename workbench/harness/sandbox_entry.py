@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import runpy
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -87,7 +88,9 @@ def _run_main(argv: list[str]) -> int:
             notices.append("sandbox: the loopback of the new network namespace did not come up")
         if entered and proc_tree.fork_into_pid_namespace():
             entered.append("pid")
-        inside, _ = sandbox.private_folder(plan, files, entered, notices)
+        program = shutil.which(command[0]) if command else None
+        reach = [os.path.dirname(os.path.realpath(program))] if program else []
+        inside, _ = sandbox.private_folder(plan, files, entered, notices, reach)
         sandbox.set_limits(plan.limits)
         sandbox.drop_privileges(plan.uid, plan.gid)
         why = seccomp.install(seccomp.PROFILE_FAMILIES)
