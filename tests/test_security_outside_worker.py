@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import uuid
 from pathlib import Path
@@ -50,7 +51,13 @@ try:
 except OSError as err:
     wrote = err.strerror
 keyed = any("sk-ant" in value for value in os.environ.values())
-print(f"probe uid=[{{os.getuid()}}] outside=[{{wrote}}] key_in_env=[{{keyed}}]", flush=True)
+import socket
+try:                                             # inet sockets are allowed here (ncu needs them): reach nothing
+    socket.create_connection(("127.0.0.1", int(os.environ["WORKBENCH_PROBE_PORT"])), timeout=5).close()
+    net = "CONNECTED"
+except OSError as err:
+    net = err.strerror or type(err).__name__
+print(f"probe uid=[{{os.getuid()}}] outside=[{{wrote}}] key_in_env=[{{keyed}}] net=[{{net}}]", flush=True)
 sys.exit(1)
 """
 needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc (the CUDA toolkit)")
@@ -70,6 +77,10 @@ def test_ncu_profile_runs_the_candidate_with_nothing_to_steal(tmp_path, monkeypa
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("WORKBENCH_PROBE_DIR", str(root_only))
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    monkeypatch.setenv("WORKBENCH_PROBE_PORT", str(server.getsockname()[1]))
     monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
     ws = Workspace.create(tmp_path / "campaigns", "c1", None, {"suite": "smoke"}, kernel_text=STEALER)
     box = Toolbox(ws, SequenceEvaluator([1.0]), HarnessDefaults(suite="smoke", cache_dir=str(tmp_path / "cache")))
@@ -78,9 +89,11 @@ def test_ncu_profile_runs_the_candidate_with_nothing_to_steal(tmp_path, monkeypa
         escaped = (root_only / "escaped").exists()
     finally:
         shutil.rmtree(root_only, ignore_errors=True)
+        server.close()
     assert "probe uid=[" in out.text and "stolen=[" in out.text, out.text    # the candidate did run
     assert "probe uid=[0]" not in out.text, out.text
     assert "outside=[WROTE]" not in out.text and not escaped, out.text
     assert "key_in_env=[False]" in out.text and "stolen=[none]" in out.text, out.text
+    assert "net=[CONNECTED]" not in out.text, out.text          # the host's loopback is not its loopback
     for form in (KEY, KEY[::-1], KEY[8:40], KEY[::-1][8:40]):                # nor any simple transform of it
         assert form not in out.text, out.text

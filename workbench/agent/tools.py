@@ -88,6 +88,13 @@ TOOL_SPECS = [
 _TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict}
 
 
+def ncu_argv(ncu: str, metrics: list, suite: str, scenario: str) -> list[str]:
+    """Nsight Compute on launch_one, as run inside the sandbox ({private}: the private folder, the kernel there)."""
+    return [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--target-processes", "all",
+            sys.executable, "-m", "workbench.agent.launch_one", "--so", "{private}/lib/kernel.so", "--suite", suite,
+            "--scenario", scenario]
+
+
 @dataclass
 class ToolOutcome:
     text: str
@@ -314,10 +321,7 @@ class Toolbox:
             files["suite.csv"], suite = suite, "{private}/lib/suite.csv"
         metrics = list(NCU_METRICS)
         for _ in range(3):   # an ncu version that lacks a metric refuses the whole set: drop it and retry
-            cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv",
-                   "--target-processes", "all", sys.executable, "-m", "workbench.agent.launch_one",
-                   "--so", "{private}/lib/kernel.so", "--suite", suite, "--scenario", scenario]
-            run = run_contained(cmd, files, timeout_s=600)
+            run = run_contained(ncu_argv(ncu, metrics, suite, scenario), files, timeout_s=600)
             if run.timed_out:
                 return ToolOutcome("ncu timed out after 600 s", True)
             unknown = unknown_ncu_metrics(run.stdout + run.stderr, metrics)
