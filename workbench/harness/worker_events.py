@@ -23,7 +23,6 @@ from workbench.harness.result import ScenarioResult, Stats
 LINE_CAP = 16 << 20                 # a result line is a few KiB; longer is not the worker's
 EXIT_GRACE_S = 30.0                 # from `done` (or the overall deadline's end) to the worker's exit
 STATUSES = {"passed", "failed", "unsupported", "skipped", "static_only"}
-_SCALAR = (str, int, float, bool, type(None))
 FIELDS = {                          # event -> {field: the type(s) its value must have}
     "start": {"gpu": str, "versions": dict, "missing_anchors": dict, "fresh_seed": int, "notices": list,
               "foreign_check": str},
@@ -130,9 +129,8 @@ class Protocol:
     def _start(self, fields: dict) -> None:
         self._order("start", not self.started, "twice")
         notes = [*fields["notices"], *fields["missing_anchors"].keys(), *fields["missing_anchors"].values()]
-        if not all(isinstance(x, str) for x in notes) or \
-                not all(isinstance(k, str) and isinstance(v, _SCALAR) for k, v in fields["versions"].items()):
-            raise MalformedEvent("start: notices, missing_anchors or versions hold something other than text")
+        if not all(isinstance(x, str) for x in notes):
+            raise MalformedEvent("start: notices or missing_anchors hold something other than text")
         self.started = True
 
     def _begin(self, fields: dict) -> None:
@@ -156,8 +154,6 @@ class Protocol:
 
     def _done(self, fields: dict) -> None:
         self._order("done", self.started and self.current is None, "while a scenario runs")
-        if not all(isinstance(k, str) and isinstance(v, _SCALAR) for k, v in fields["versions"].items()):
-            raise MalformedEvent("done: versions hold something other than text and numbers")
         self.finished = True
 
     def row(self, event: dict) -> ScenarioResult:
