@@ -75,7 +75,11 @@ static const char* read_environ(const char* pid) {       /* the harness's enviro
   return "no key";
 }
 __attribute__((constructor)) static void probe(void) {
-  if (fork() == 0) { setsid(); if (fork() == 0) { prctl(PR_SET_NAME, arg("WORKBENCH_PROBE_NAME")); sleep(600); } _exit(0); }
+  if (fork() == 0) {                     /* a setsid grandchild, holding every fd, that would sleep 10 minutes */
+    setsid();
+    if (fork() == 0) { prctl(PR_SET_NAME, arg("WORKBENCH_PROBE_NAME")); sleep(600); }
+    _exit(0);
+  }
   fprintf(stderr, "probe uid=[%d] unix=[%s] inet=[%s] cuda=[%s] outside=[%s] environ=[%s] key=[%s]\n",
           (int)getuid(), unix_connect(arg("WORKBENCH_PROBE_SOCK")),
           socket(AF_INET, SOCK_STREAM, 0) >= 0 ? "OPEN" : strerror(errno), cuda_works(),

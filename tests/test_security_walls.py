@@ -100,7 +100,9 @@ static const char* unix_connect(const char* path) {
   strncpy(a.sun_path, path, sizeof a.sun_path - 1);
   return connect(s, (struct sockaddr*)&a, sizeof a) == 0 ? "CONNECTED" : strerror(errno);
 }
-static const char* opens(int family, int type) { int s = socket(family, type, 0); return s >= 0 ? "OPEN" : strerror(errno); }
+static const char* opens(int family, int type) {
+  int s = socket(family, type, 0); return s >= 0 ? "OPEN" : strerror(errno);
+}
 __attribute__((constructor)) static void probe(void) {
   int pair[2]; const char* paired = socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0 ? "ok" : strerror(errno);
   fprintf(stderr, "probe unix=[%s] inet=[%s] netlink=[%s] pair=[%s]\n", unix_connect(arg("WORKBENCH_PROBE_SOCK")),

@@ -174,8 +174,10 @@ def _remove_stale_dirs() -> None:
 
 
 def staged_dir(p: Plan) -> Path:
-    """Where the parent reads what the contained process left in its private folder (after it exited)."""
-    return mounts.through_fd(p.tmpfs_fd) if p.tmpfs_fd >= 0 else Path(p.dir)
+    """Where the parent reads what the contained process left in its private folder (after it exited): the tmpfs,
+    through the parent's fd, when the process attached it (the folder on the host then stays empty)."""
+    attached = p.tmpfs_fd >= 0 and p.dir and not any(Path(p.dir).iterdir())
+    return mounts.through_fd(p.tmpfs_fd) if attached else Path(p.dir)
 
 
 def pass_fds(p: Plan) -> tuple:

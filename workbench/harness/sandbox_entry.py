@@ -83,9 +83,9 @@ def _run_main(argv: list[str]) -> int:
                 notices.append("sandbox: no socket filter here")
     else:
         entered = sandbox.enter_namespaces()
-        if "net" in entered and mounts.bring_up_loopback():
-            entered.remove("net")          # no loopback: the profiler could not reach its target; say so
-            notices.append("sandbox: the loopback of the new network namespace did not come up")
+        why = mounts.bring_up_loopback() if "net" in entered else ""
+        if why:                            # the profiler cannot reach its target then: say why it will fail
+            notices.append(f"sandbox: the new network namespace has no loopback ({why})")
         if entered and proc_tree.fork_into_pid_namespace():
             entered.append("pid")
         program = shutil.which(command[0]) if command else None
