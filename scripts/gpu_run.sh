@@ -21,6 +21,8 @@
 #   notebook  NOTEBOOK (default notebooks/03_kernel_ladder.ipynb) executed live with nbclient (carry .whl with .whl/nb
 #             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
+#   walls   issue 25's walls on the GPU (root): socket filter and PID namespace around a CUDA worker, the original
+#           behind every wall, ncu_profile of a hostile constructor; then the CPU wall tests on this kernel (< 3 min)
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 #   ncusrc  per-instruction warp-stall sampling (ncu SourceCounters) as SASS CSV, summarised by scripts/ncu_stalls.py
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
@@ -129,6 +131,13 @@ for stage in "$@"; do
         tests/test_gpu.py tests/test_gpu_tools.py tests/test_security.py tests/test_gpu_result_line.py \
         tests/test_wgmma_gemm_bench.py -k "${QUICK_K:-not passes_full and not twice}" > "$OUT/pytest_quick.log" 2>&1
       grep -E "passed|failed|^FAILED|^ERROR" "$OUT/pytest_quick.log" | tail -25 ;;
+    walls)   # -rA: one PASSED/FAILED/SKIPPED line per test; "held:" is what the sandbox says held
+      timeout "${WALLS_TIMEOUT:-240}" python3 -m pytest -m gpu tests/test_security_gpu.py \
+        -q -s -rA -p no:cacheprovider -W ignore > "$OUT/pytest_walls_gpu.log" 2>&1
+      grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|^held:|probe uid|passed|failed" "$OUT/pytest_walls_gpu.log" | cut -c1-300
+      timeout "${WALLS_CPU_TIMEOUT:-150}" python3 -m pytest -n "${WALLS_WORKERS:-8}" tests/test_security_walls.py \
+        tests/test_security_outside_worker.py -q -rfE -p no:cacheprovider > "$OUT/pytest_walls_cpu.log" 2>&1
+      grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest_walls_cpu.log" | tail -12 ;;
     ncu)
       k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
       so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")

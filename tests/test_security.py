@@ -294,11 +294,11 @@ static const char* try_connect(int port) {
 }
 __attribute__((constructor)) static void probe(void) {
   char outside[1024];
-  snprintf(outside, sizeof outside, "%s/escaped", getenv("PROBE_DIR"));
+  snprintf(outside, sizeof outside, "%s/escaped", getenv("WORKBENCH_PROBE_DIR"));
   struct rlimit f, n, c; getrlimit(RLIMIT_FSIZE, &f); getrlimit(RLIMIT_NPROC, &n); getrlimit(RLIMIT_CPU, &c);
   const char* key = getenv("ANTHROPIC_API_KEY");
   fprintf(stderr, "probe uid=%d outside=[%s] tmp=[%s] net=[%s] key=[%s] fsize=%lld nproc=%lld cpu=%lld\n",
-          (int)getuid(), try_write(outside), try_write("/tmp/probe-escaped"), try_connect(atoi(getenv("PROBE_PORT"))),
+          (int)getuid(), try_write(outside), try_write("/tmp/probe-escaped"), try_connect(atoi(getenv("WORKBENCH_PROBE_PORT"))),
           key ? "SET" : "unset", (long long)f.rlim_cur, (long long)n.rlim_cur, (long long)c.rlim_cur);
   abort();
 }
@@ -328,8 +328,8 @@ def test_a_candidate_constructor_runs_contained(tmp_path, monkeypatch, device):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
-    monkeypatch.setenv("PROBE_DIR", str(target))
-    monkeypatch.setenv("PROBE_PORT", str(server.getsockname()[1]))
+    monkeypatch.setenv("WORKBENCH_PROBE_DIR", str(target))
+    monkeypatch.setenv("WORKBENCH_PROBE_PORT", str(server.getsockname()[1]))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-never-reaches-candidate-code-0000")
     monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
     scenarios = load_suite("smoke")[:1]
@@ -414,9 +414,9 @@ def test_staged_caches_are_merged_without_following_links(tmp_path):
 
 
 def test_the_worker_environment_has_no_secrets():
-    env = sandbox.secret_free_env({"PATH": "/bin", "ANTHROPIC_API_KEY": "x", "HF_TOKEN": "y", "DB_PASSWORD": "z",
-                                   "AWS_SECRET_ACCESS_KEY": "w", "HOME": "/root"})
-    assert env == {"PATH": "/bin", "HOME": "/root"}
+    env = sandbox.allowed_env({"PATH": "/bin", "ANTHROPIC_API_KEY": "x", "HF_TOKEN": "y", "DB_PASSWORD": "z",
+                               "AWS_SECRET_ACCESS_KEY": "w", "HOME": "/root"})
+    assert env == {"PATH": "/bin"}            # HOME too: a contained process gets a private one
 
 
 # ---- hostile input -------------------------------------------------------------------------------------------
@@ -458,11 +458,11 @@ def test_a_non_utf8_suite_or_bank_is_one_line(tmp_path):
 def test_folders_the_worker_still_needs_under_a_covered_tmp_stay_visible(tmp_path, monkeypatch):
     # a CI clone or a venv under /tmp: covering /tmp with the private folder must bind them back in, or the
     # contained worker's next lazy import fails (seen: every worker test failed in a clone under /tmp)
-    from workbench.harness import sandbox
+    from workbench.harness import mounts
     venv, inner = tmp_path / "venv", tmp_path / "venv" / "lib"
     inner.mkdir(parents=True)
-    monkeypatch.setattr(sandbox.sys, "path", [str(inner), str(venv), "/usr/lib/python3"])
+    monkeypatch.setattr(mounts.sys, "path", [str(inner), str(venv), "/usr/lib/python3"])
     top = str(tmp_path.resolve()).split("/")[1]
-    needed = sandbox._still_needed_under("/" + top)
+    needed = mounts._still_needed_under("/" + top)
     assert str(venv.resolve()) in needed and str(inner.resolve()) not in needed   # the outermost only
     assert "/" + top not in needed                                                 # never the covered folder itself

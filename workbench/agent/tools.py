@@ -88,6 +88,13 @@ TOOL_SPECS = [
 _TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict}
 
 
+def ncu_argv(ncu: str, metrics: list, suite: str, scenario: str) -> list[str]:
+    """Nsight Compute on launch_one, as run inside the sandbox ({private}: the private folder, the kernel there)."""
+    return [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--target-processes", "all",
+            sys.executable, "-m", "workbench.agent.launch_one", "--so", "{private}/lib/kernel.so", "--suite", suite,
+            "--scenario", scenario]
+
+
 @dataclass
 class ToolOutcome:
     text: str
@@ -301,24 +308,31 @@ class Toolbox:
         return ToolOutcome(summarise_sass(proc.stdout))
 
     def _ncu_profile(self, scenario: str, path: str = KERNEL_FILE) -> ToolOutcome:
+        """Nsight Compute on launch_one, both inside the sandbox (contained_run.py): the candidate's constructors
+        and entry point run there, never in this process's environment (the API key) or as its user."""
+        from workbench.harness.contained_run import run_contained
+
         ready = self._gpu_tool_build("ncu_profile", "ncu", "Nsight Compute", path, "profile")
         if isinstance(ready, ToolOutcome):
             return ready
         ncu, build = ready
+        files, suite = {"kernel.so": build.so_path}, self.defaults.suite
+        if suite.endswith(".csv"):                        # a workspace suite: the uid may not read it where it is
+            files["suite.csv"], suite = suite, "{private}/lib/suite.csv"
         metrics = list(NCU_METRICS)
         for _ in range(3):   # an ncu version that lacks a metric refuses the whole set: drop it and retry
-            cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv",
-                   "--target-processes", "all", sys.executable, "-m", "workbench.agent.launch_one",
-                   "--so", build.so_path, "--suite", self.defaults.suite, "--scenario", scenario]
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-            except subprocess.TimeoutExpired:
+            run = run_contained(ncu_argv(ncu, metrics, suite, scenario), files, timeout_s=600)
+            if run.timed_out:
                 return ToolOutcome("ncu timed out after 600 s", True)
-            unknown = unknown_ncu_metrics(proc.stdout + proc.stderr, metrics)
-            if proc.returncode == 0 or not unknown:
+            unknown = unknown_ncu_metrics(run.stdout + run.stderr, metrics)
+            if run.returncode == 0 or not unknown:
                 break
             metrics = [m for m in metrics if m not in unknown]
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        if "ERR_NVGPUCTRPERM" in run.stdout + run.stderr:
+            return ToolOutcome("ncu_profile: this machine lets only administrators read the GPU's performance "
+                               "counters (ERR_NVGPUCTRPERM), and candidate code never runs as one; the machine's "
+                               "admin can allow profiling by all users (NVreg_RestrictProfilingToAdminUsers=0)", True)
+        if run.returncode != 0:
+            tail = (run.stderr or run.stdout).strip().splitlines()[-5:]
             return ToolOutcome("ncu failed:\n" + "\n".join(tail), True)
-        return ToolOutcome(summarise_ncu_csv(proc.stdout))
+        return ToolOutcome(summarise_ncu_csv(run.stdout))

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from workbench.harness import build_guard, kernel_names
+from workbench.harness import build_guard, build_tripwires, kernel_names
 from workbench.harness import nvcc as nvcc_module
 from workbench.harness.foreign import imitates_library
 from workbench.harness.nvcc import ContainedBuild
@@ -317,7 +317,8 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
     with ContainedBuild(nvcc, timeout_s) as work:
         # compile a private copy (the source cannot change under us), alone, then check its object code
         source = work.write_sources(path.name, text, includes.headers)
-        run = work.run([nvcc, *flags, "-c", "-I", source.parent, "-o", work.path("kernel.o"), source])
+        run = work.run([nvcc, *flags, *build_tripwires.compile_flags(work.work), "-c", "-I", source.parent, "-o",
+                        work.path("kernel.o"), source])
         own = {path.name} | {Path(name).name for name in includes.headers}
         result.seconds = run.seconds
         result.log = build_guard.filter_log(run.log, own) + (f"\nnote: {work.notice}" if work.notice else "")
@@ -329,7 +330,7 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
             result.errors = [CompileError(path.name, None, "error", "the build printed more than "
                                           f"{nvcc_module.LOG_CAP_BYTES >> 20} MiB and was stopped")]
         if run.returncode == 0 and work.path("kernel.o").exists():
-            result.forbidden = build_guard.check_object(str(work.path("kernel.o")))
+            result.forbidden = build_tripwires.check(work.work, source.parent, nvcc, flags, work.env)
             if not result.forbidden:
                 link = work.run([nvcc, "-shared", "-Xcompiler", "-fPIC", *arch_flags(arch), "-o",
                                  work.path("kernel.so"), work.path("kernel.o")])

@@ -6,7 +6,9 @@ Three checks around the build (build.py calls them), each with a message the age
     include root (the workspace) is a local header: it must be a regular file with one name reached through no
     symlink, and is checked the same way, recursively; any other name can only resolve in the system and CUDA
     include directories. Computed includes (`#include MACRO`), `#embed` and assembler `.incbin`/`.include` are
-    refused. The scan follows the preprocessor's own order (line splices, comments, raw strings, digraphs).
+    refused. The scan follows the preprocessor's own order (line ends, line splices, comments, raw strings,
+    digraphs). It is the early, friendly message: what the compiler really read is checked after it ran
+    (build_deps.py), and host assembly is refused from the compiler's own output (host_asm.py).
   * `check_object(obj)`: the undefined symbols of the candidate compiled alone (`nvcc -c`, before the CUDA
     runtime is linked in) must be CUDA runtime/driver API, libc memory/string/math/printf, or the C++ runtime;
     `system`, `exec*`, `fork`, `socket`, `open`/`fopen`, `dlopen`/`dlsym`, `syscall`, `mmap`/`mprotect` and the
@@ -26,13 +28,13 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GUARD_VERSION = 1            # part of the build cache key: a stricter guard re-checks cached builds
+GUARD_VERSION = 2            # part of the build cache key: a stricter guard re-checks cached builds
 MAX_HEADER_BYTES = 1 << 20
 MAX_HEADERS = 64
 
 # ---- includes ----------------------------------------------------------------------------------------------
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(include_next|include|import|embed|pragma)\b(.*)$", re.M)
-_LITERAL = re.compile(r"""^[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>)[ \t]*$""")
+_DIRECTIVE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*(include_next|include|import|embed|pragma)\b(.*)$", re.M)
+_LITERAL = re.compile(r"""^[ \t\f\v]*(?:"([^"\n]*)"|<([^>\n]*)>)[ \t\f\v]*$""")
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*(.*?)\s*\)", re.S)
 _DEPENDENCY = re.compile(r"^\s*(?:GCC\s+)?dependency\s+(.*)$")
 _ASM_FILE = re.compile(r"\.\s*(incbin|include)\b|\bincbin\b")
@@ -80,6 +82,7 @@ def preprocess_view(text: str) -> tuple[str, str]:
     """(code, strings): the source as the preprocessor sees its lines — trigraph/digraph '#', line splices
     joined, comments replaced by a space, raw string literals emptied (their lines kept) — and the contents of
     all string literals concatenated (what an assembler directive hidden in `asm("." "inc" "bin")` becomes)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")   # gcc ends a line at a lone CR too
     text = text.replace("??=", "#").replace("%:", "#")
     text = splice_lines(text)                               # line splices first, as translation phase 2
     code, strings, i, n = [], [], 0, len(text)

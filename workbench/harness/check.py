@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import sandbox
+from workbench.harness import sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.problem import ORIGINAL_KERNEL, Problem
@@ -70,13 +70,12 @@ class _WorkerStream:
         self.thread.start()
 
     def _pump(self, proc):
-        for line in proc.stdout:
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    self.lines.put(json.loads(line))
-                except json.JSONDecodeError:
-                    pass
+        while True:             # raw lines: worker_events.Protocol judges them (the candidate can write here)
+            line = proc.stdout.readline(worker_events.LINE_CAP + 1)
+            if not line:
+                break
+            if line.strip():
+                self.lines.put(line.strip())
         self.lines.put(None)   # end of stream
 
     def next(self, timeout: float):
@@ -101,15 +100,17 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
                gpu_index: int = 0) -> tuple[list[ScenarioResult], dict]:
     """Run one worker process over the scenarios, contained (sandbox.py); returns the rows and the worker's
     start info."""
-    contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s)))
+    contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s),
+                                                    private_bytes=sandbox.private_cap_bytes()))
     job = dict(job, sandbox=contained.to_dict())
     # caches the contained worker stages are merged by the trusted side as they are made (progress_cache.py)
+    # (the private folder is a tmpfs the parent reaches through its fd while the worker runs: sandbox.staged_dir)
     timings = ProgressCache(job, scenarios, Path(job["request"].get("cache_dir") or default_cache_dir()),
-                            Path(contained.dir) / "cache" if contained.enabled else None)
+                            sandbox.staged_dir(contained) / "cache" if contained.enabled else None)
     try:
         rows, info = _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained, timings)
     finally:
-        timings.finish()
+        timings.finish()        # the last staged entries, merged by the trusted side
         sandbox.cleanup(contained)
     info["timings"] = timings.summary()
     return rows, info
@@ -136,67 +137,86 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
     failure: Optional[tuple[str, str]] = None
     with open(err_path, "w") as err_handle:
         proc = subprocess.Popen(sandbox.worker_command(contained), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err_handle, text=True, env=env, cwd=str(REPO_ROOT))
+                                stdout=subprocess.PIPE, stderr=err_handle, text=True, env=env, cwd=str(REPO_ROOT),
+                                pass_fds=sandbox.pass_fds(contained))
         proc.stdin.write(json.dumps(job))
         proc.stdin.close()
         stream = _WorkerStream(proc)
-        deadline = time.monotonic() + WORKER_START_TIMEOUT_S
-        index, done = 0, False
+        protocol = worker_events.Protocol(job["scenarios"])
+        deadline = worker_events.Deadline(WORKER_START_TIMEOUT_S, timeout_s, len(scenarios))
+        index, done, malformed = 0, False, ""
         while True:
             try:
-                event = stream.next(timeout=max(0.1, deadline - time.monotonic()))
+                line = stream.next(timeout=max(0.1, deadline.remaining()))
             except queue.Empty:
-                failure = ("timeout", f"no progress for {timeout_s:.0f} s" if current else
-                           f"the worker did not start within {WORKER_START_TIMEOUT_S:.0f} s")
+                failure = ("timeout", deadline.why(WORKER_START_TIMEOUT_S))
                 proc.kill()
                 break
-            if event is None:
+            if line is None:
                 break
-            kind = event.get("event")
+            try:
+                event = protocol.accept(line)
+            except worker_events.MalformedEvent as err:
+                malformed = f"the worker wrote a malformed event ({err}); it was stopped"
+                proc.kill()
+                break
+            kind = event["event"]
             if kind == "start":
                 info = event
+                deadline.started()
                 for line in timings.start(event):
                     progress(line)
-                for name, why in event.get("missing_anchors", {}).items():
+                for name, why in event["missing_anchors"].items():
                     progress(f"anchor {name} unavailable: {why}")
-                if event.get("foreign_check", "all") != "all":
+                if event["foreign_check"] != "all":
                     progress(f"foreign-kernel check: {event['foreign_check']}")
-                for notice in event.get("notices", []):
+                for notice in event["notices"]:
                     if notice not in _NOTICES_SHOWN:      # once per process, not once per evaluation
                         _NOTICES_SHOWN.add(notice)
                         progress(notice)
             elif kind == "begin":
                 current = event["scenario"]
-                deadline = time.monotonic() + timeout_s
+                deadline.begin()
                 timings.begin()
-            elif kind == "cached":
+            elif kind == "cached":       # an entry staged: merged now, so a killed run keeps it
                 timings.merge()
             elif kind == "result":
-                row = ScenarioResult.from_dict(event["result"])
+                row = protocol.row(event)
                 rows[row.name] = row
                 index += 1
                 eta = timings.done(row.name, event.get("spent") or {})
                 progress(format_progress(index, len(scenarios), row) + (f"  {eta}" if eta else ""))
                 current = None
             elif kind == "fatal":
-                failure = (event.get("reason", "crash"), event.get("detail", ""))
+                failure = (event["reason"], event["detail"])
             elif kind == "done":
                 info.update(event)
+                deadline.done()
                 done = True
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=worker_events.EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         stream.thread.join(timeout=10)      # the pipe is at its end once the worker is gone
         proc.stdout.close()
     tail = _stderr_tail(err_path)
     os.unlink(err_path)
     if current and current not in rows:
         reason, detail = failure or ("crash", f"worker {sandbox.describe_exit(proc.returncode)}")
-        if reason != "timeout":
+        if malformed:
+            reason, detail = "crash", malformed
+        elif reason != "timeout":
             reason = "crash"
             detail = f"worker {sandbox.describe_exit(proc.returncode)}" + (f": {tail}" if tail else "")
         scenario = next(s for s in scenarios if s.name == current)
         rows[current] = ScenarioResult(scenario=scenario.to_dict(), status=FAILED, reason=reason, detail=detail)
         index += 1
         progress(format_progress(index, len(scenarios), rows[current]))
+    elif malformed:
+        info["error"] = malformed
+    elif failure and failure[0] == "timeout" and not done:     # between scenarios: loading the library, say
+        info["error"] = f"timeout: {failure[1]}"
     elif not info and proc.returncode:
         info["error"] = f"the evaluation worker failed to start ({sandbox.describe_exit(proc.returncode)}): {tail}"
     elif proc.returncode and not failure and "gpu" in info and not done:

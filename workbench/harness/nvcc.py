@@ -110,6 +110,7 @@ class ContainedBuild:
         if not self.plan.dir:
             self.plan.dir = tempfile.mkdtemp(prefix=f"workbench-build-{os.getpid()}-")
         self.work = Path(self.plan.dir)
+        self.env = sandbox.child_env(dict(os.environ), self.plan)     # what the compiler runs with
 
     def __enter__(self) -> "ContainedBuild":
         return self

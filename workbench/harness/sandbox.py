@@ -1,21 +1,25 @@
-"""Contain a candidate's host code: it runs as an unprivileged uid with a private /tmp, no network, read-only
-mounts and rlimits, never as the user who started the harness.
+"""Contain a candidate's host code: it runs as an unprivileged uid in namespaces of its own (mount, network, PID),
+with a size-capped private /tmp, read-only mounts, a socket filter, rlimits and an allowlisted environment, never
+as the user who started the harness.
 
-Two things run untrusted text: nvcc (the source is the agent's) and the evaluation worker (it loads the built
-library, whose constructors and entry point are the agent's host code). Both go through here:
+Three things run untrusted text: nvcc (the source is the agent's), the evaluation worker (it loads the built
+library, whose constructors and entry point are the agent's host code) and a profiler run (ncu_profile loads it
+too). All go through here (the entry points are in sandbox_entry.py):
 
-    python -m workbench.harness.sandbox exec --uid U --gid G --dir D [limits] -- nvcc ...   # the build
-    python -m workbench.harness.sandbox worker                    # the evaluation worker, in new namespaces
+    python -m workbench.harness.sandbox_entry exec --uid U --gid G --dir D [limits] -- nvcc ...   # the build
+    python -m workbench.harness.sandbox_entry worker              # the evaluation worker, in new namespaces
+    python -m workbench.harness.sandbox_entry run --plan JSON [--copy N=P] -- ncu ...   # contained_run.py
 
-`worker` enters a new mount and network namespace while the process is still single-threaded, then runs
-workbench.harness.worker, which calls `contain()` once CUDA is initialised, the anchors are imported and the
-caches are read — i.e. after it opened everything it needs as root, and before the candidate is loaded.
-`contain()` copies the kernel libraries into the private folder, mounts that folder over /tmp, /var/tmp,
-/dev/shm and /run/lock, remounts every other filesystem read-only (device nodes, /proc and /sys stay as they
-are: the GPU stays usable), sets rlimits (file size, processes, CPU time, no core dumps), and switches to a
-dedicated uid/gid (one per evaluation, with no supplementary groups and no_new_privs). Caches the worker
-writes afterwards are staged in the private folder; the parent merges them (staged_cache.py) after the worker
-exits, never following a link the candidate may have planted.
+`worker` enters a new mount and network namespace while the process is still single-threaded, then a PID
+namespace (proc_tree.py: the whole process tree dies with the evaluation), then runs workbench.harness.worker,
+which calls `contain()` once CUDA is initialised, the anchors are imported and the caches are read — i.e. after
+it opened everything it needs as root, and before the candidate is loaded. `contain()` attaches the private
+tmpfs (mounts.py: the size cap) over the private folder, copies the kernel libraries into it, mounts it over
+/tmp, /var/tmp, /dev/shm and /run/lock, remounts every other filesystem read-only (device nodes, /proc and /sys
+stay as they are: the GPU stays usable), sets rlimits (file size, processes, CPU time, no core dumps), switches
+to a dedicated uid/gid (one per evaluation, with no supplementary groups and no_new_privs) and installs the
+socket filter (seccomp.py). Caches the worker writes afterwards are staged in the private folder; the parent
+merges them (staged_cache.py) after the worker exits, never following a link the candidate may have planted.
 
 What is contained depends on the machine, and is said: each missing piece is a printed notice, and the
 result records what held (`versions["sandbox"]`). WORKBENCH_SANDBOX=off turns containment off, =require
@@ -35,18 +39,24 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from workbench.harness import mounts, seccomp
+
 MODE_ENV = "WORKBENCH_SANDBOX"          # auto | off | require
 NS_ENV = "WORKBENCH_SANDBOX_NS"         # set by `sandbox worker` for the worker: which namespaces it entered
 UID_BASE = int(os.environ.get("WORKBENCH_SANDBOX_UID_BASE", "61000"))
 UID_RANGE = 4000
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-WRITABLE_SHARED = ("/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue", "/tmp")   # /tmp last
-KEEP_WRITABLE = ("/proc", "/sys", "/dev", "/dev/pts")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PWD|AUTH|COOKIE|SESSION", re.IGNORECASE)
+# The only variables a contained process gets (and none whose name looks like a secret): what the CUDA driver,
+# torch, the compiler and the worker read. Anything else (DATABASE_URL, HTTPS_PROXY, SLACK_WEBHOOK_URL, ...) stays out.
+ENV_ALLOWED = re.compile(r"^(?:PATH|LANG|LANGUAGE|TZ|LC_[A-Z]+|LD_LIBRARY_PATH|CUDA_[A-Z0-9_]+|NVIDIA_[A-Z0-9_]+|"
+                         r"PYTORCH_[A-Z0-9_]+|TORCH_[A-Z0-9_]+|WORKBENCH_[A-Z0-9_]+|OMP_NUM_THREADS|MKL_NUM_THREADS|"
+                         r"OPENBLAS_NUM_THREADS|PYTHONHASHSEED|PYTHONUNBUFFERED|NVCC_[A-Z_]+|CC|CXX|CUDAHOSTCXX|"
+                         r"CPATH|C_INCLUDE_PATH|CPLUS_INCLUDE_PATH|LIBRARY_PATH|VIRTUAL_ENV|CONDA_PREFIX)$")
+PRIVATE_CAP_ENV = "WORKBENCH_SANDBOX_PRIVATE_MB"   # the private folder's size cap (MiB) for evaluations
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 8, 32, 4096, 16384, 1 << 18)
+MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 
 
@@ -56,6 +66,7 @@ class Limits:
     fsize_bytes: int = 256 << 20         # largest file it may write
     nproc: int = 512                     # tasks (threads included) of its uid
     address_space_bytes: int = 0         # 0: unlimited (CUDA maps far more virtual memory than it uses)
+    private_bytes: int = 0               # total size of the private folder (a tmpfs); 0: a plain folder, no cap
 
 
 def mode() -> str:
@@ -63,9 +74,15 @@ def mode() -> str:
     return value if value in ("auto", "off", "require") else "auto"
 
 
-def secret_free_env(env: dict) -> dict:
-    """The environment without the variables that hold secrets (API keys must never reach candidate code)."""
-    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+def allowed_env(env: dict) -> dict:
+    """The environment a contained process gets: the allowlisted names only, never one named like a secret."""
+    return {k: v for k, v in env.items() if ENV_ALLOWED.match(k) and not SECRET_NAME.search(k)}
+
+
+def private_cap_bytes() -> int:
+    """The evaluation's private folder cap: WORKBENCH_SANDBOX_PRIVATE_MB (default 512 MiB; a tmpfs, so memory)."""
+    value = os.environ.get(PRIVATE_CAP_ENV, "").strip()
+    return (int(value) if value.isdigit() and int(value) > 0 else 512) << 20
 
 
 def pick_ids() -> tuple[int, int]:
@@ -101,6 +118,7 @@ class Plan:
     dir: str = ""
     limits: Limits = field(default_factory=Limits)
     notices: list = field(default_factory=list)
+    tmpfs_fd: int = -1       # the parent's fd of the private tmpfs (mounts.detached_tmpfs), passed to the child
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -127,7 +145,12 @@ def plan(prefix: str, limits: Limits | None = None) -> Plan:
     directory = Path(tempfile.mkdtemp(prefix=f"workbench-{prefix}-{os.getpid()}-"))
     os.chown(directory, uid, gid)
     os.chmod(directory, 0o700)
-    return Plan(True, uid, gid, str(directory), limits)
+    p = Plan(True, uid, gid, str(directory), limits)
+    if limits.private_bytes > 0:
+        p.tmpfs_fd, why = mounts.detached_tmpfs(limits.private_bytes, uid, gid)
+        if why:
+            p.notices.append(f"sandbox: no size cap on the private folder here ({why})")
+    return p
 
 
 _stale_checked = False
@@ -150,13 +173,28 @@ def _remove_stale_dirs() -> None:
                 pass
 
 
+def staged_dir(p: Plan) -> Path:
+    """Where the parent reads what the contained process left in its private folder (after it exited): the tmpfs,
+    through the parent's fd, when the process attached it (the folder on the host then stays empty)."""
+    attached = p.tmpfs_fd >= 0 and p.dir and not any(Path(p.dir).iterdir())
+    return mounts.through_fd(p.tmpfs_fd) if attached else Path(p.dir)
+
+
+def pass_fds(p: Plan) -> tuple:
+    """The fds the contained process must inherit (Popen(pass_fds=...))."""
+    return (p.tmpfs_fd,) if p.tmpfs_fd >= 0 else ()
+
+
 def cleanup(p: Plan) -> None:
+    if p.tmpfs_fd >= 0:
+        os.close(p.tmpfs_fd)                         # the tmpfs and its contents are freed with the last reference
+        p.tmpfs_fd = -1
     if p.dir:
         shutil.rmtree(p.dir, ignore_errors=True)     # rmtree never follows a symlink the candidate left
 
 
 def worker_command(p: Plan) -> list[str]:
-    module = "workbench.harness.sandbox" if p.enabled else "workbench.harness.worker"
+    module = "workbench.harness.sandbox_entry" if p.enabled else "workbench.harness.worker"
     return [sys.executable, "-m", module] + (["worker"] if p.enabled else [])
 
 
@@ -164,13 +202,17 @@ def exec_command(p: Plan, argv: list[str]) -> list[str]:
     """argv run by the `exec` helper: rlimits, no network, then (when enabled) the dropped uid."""
     lim = p.limits
     ids = ["--uid", str(p.uid), "--gid", str(p.gid)] if p.enabled else []
-    return [sys.executable, "-m", "workbench.harness.sandbox", "exec", *ids, "--dir", p.dir or os.getcwd(),
+    return [sys.executable, "-m", "workbench.harness.sandbox_entry", "exec", *ids, "--dir", p.dir or os.getcwd(),
             "--cpu", str(lim.cpu_s), "--fsize", str(lim.fsize_bytes), "--nproc", str(lim.nproc),
             "--as", str(lim.address_space_bytes), "--", *argv]
 
 
 def child_env(env: dict, p: Plan) -> dict:
-    env = secret_free_env(env)
+    env = allowed_env(env)
+    if p.enabled:
+        env["HOME"] = str(Path(p.dir) / "home")     # the contained process's own (contain() makes it)
+    elif "HOME" in os.environ:
+        env["HOME"] = os.environ["HOME"]             # not contained: it runs as this user anyway
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
@@ -235,69 +277,6 @@ def drop_privileges(uid: int, gid: int) -> None:
     _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
-def _mount_points() -> list[tuple[str, set]]:
-    points = []
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return points
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 5:
-            target = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
-            points.append((target, set(fields[5].split(","))))
-    return points
-
-
-def _still_needed_under(target: str) -> list[str]:
-    """Folders the worker still reads after containment (the Python installation, the package, sys.path) that lie
-    inside `target`, outermost only: a checkout or virtual environment under /tmp (a CI clone, say) must stay
-    visible when the private folder covers /tmp, or the next lazy import fails."""
-    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(REPO_ROOT), *(x for x in sys.path if x)}
-    inside = sorted({os.path.realpath(x) for x in wanted if os.path.isdir(x)})
-    inside = [x for x in inside if x.startswith(target.rstrip("/") + "/")]
-    return [x for x in inside if not any(x.startswith(o + "/") for o in inside if o != x)]
-
-
-def private_mounts(private: Path) -> list[str]:
-    """Mount `private` over the world-writable folders and remount everything else read-only (in this mount
-    namespace only). Folders the worker still needs below a covered one are bound back in (read-only, like
-    everything else). Returns what could not be done."""
-    libc = _libc()
-    problems = []
-    for target in WRITABLE_SHARED:
-        if os.path.isdir(target) and not os.path.islink(target):
-            # held open across the cover: /proc/self/fd/N still names the folder underneath afterwards
-            keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in _still_needed_under(target)}
-            why = _call(libc.mount, os.fsencode(private), os.fsencode(target), None, MS_BIND, None)
-            if why:
-                problems.append(f"{target} stays shared ({why})")
-            for path, fd in keep.items():
-                if not why:
-                    point = Path(path)
-                    point.mkdir(parents=True, exist_ok=True)   # inside the private folder now
-                    again = _call(libc.mount, os.fsencode(f"/proc/self/fd/{fd}"), os.fsencode(path), None,
-                                  MS_BIND | MS_REC, None)
-                    if again:
-                        problems.append(f"{path} is hidden by the private {target} ({again})")
-                os.close(fd)
-    bound = set(WRITABLE_SHARED)
-    failed = 0
-    for target, options in _mount_points():
-        if target in bound or any(target == k or target.startswith(k + "/") for k in ("/proc", "/sys")) \
-                or target in KEEP_WRITABLE:
-            continue
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        flags |= MS_NOSUID if "nosuid" in options else 0
-        flags |= MS_NODEV if "nodev" in options else 0
-        flags |= MS_NOEXEC if "noexec" in options else 0
-        if _call(libc.mount, None, os.fsencode(target), None, flags, None):
-            failed += 1
-    if failed:
-        problems.append(f"{failed} mount(s) stay writable")
-    return problems
-
-
 @dataclass
 class Contained:
     libraries: dict            # name -> path to load the library from now on
@@ -313,25 +292,54 @@ def contain(p: Plan, libraries: dict | None = None) -> Contained:
     notices = list(p.notices)
     if not p.enabled:
         set_limits(p.limits)
+        if mode() != "off" and seccomp.install():    # nothing to drop, but the socket filter needs no root
+            notices.append("sandbox: no socket filter here")
         if mode() == "require":
             raise RuntimeError("WORKBENCH_SANDBOX=require: " + "; ".join(notices or ["no sandbox"]))
         return Contained(libraries, "not contained: " + (notices[0] if notices else "sandbox disabled"), notices,
                          None)
-    private = Path(p.dir)
+    namespaces = os.environ.get(NS_ENV, "").split(",")
+    inside, capped = private_folder(p, {f"{k}.so": v for k, v in libraries.items()}, namespaces, notices)
+    os.chdir(inside)
+    os.environ.update(TMPDIR=str(inside), HOME=str(inside / "home"), TEMP=str(inside), TMP=str(inside))
+    tempfile.tempdir = str(inside)
+    set_limits(p.limits)
+    drop_privileges(p.uid, p.gid)
+    why = seccomp.install(seccomp.WORKER_FAMILIES)
+    if why:
+        notices.append(f"sandbox: {why}: the candidate can open UNIX sockets")
+    if mode() == "require" and len(notices) > len(p.notices):
+        raise RuntimeError("WORKBENCH_SANDBOX=require: " + "; ".join(notices[len(p.notices):]))
+    return Contained({k: str(inside / "lib" / f"{k}.so") for k in libraries}, held(p, namespaces, capped, not why),
+                     notices, inside / "cache")
+
+
+def private_folder(p: Plan, files: dict, namespaces: list, notices: list, reach=None) -> tuple[Path, bool]:
+    """As root, in the new mount namespace: the private folder (the size-capped tmpfs attached over it, `files`
+    (name -> path) copied into lib/, cache/ and home/ for the uid) mounted over the shared folders, the rest
+    read-only. `reach` (for a program started after the uid drop): the folders it needs besides Python and the
+    package, reachable even from inside a closed home (mounts.open_private_homes). Returns (where the private
+    folder is seen from now on, whether it is capped); appends notices."""
+    private, capped = Path(p.dir), False
+    if p.tmpfs_fd >= 0:
+        # never attached outside a namespace of our own: it would be a mount on the host
+        why = mounts.attach(p.tmpfs_fd, private) if "mnt" in namespaces else "no mount namespace"
+        os.close(p.tmpfs_fd)
+        capped = not why
+        if why:
+            notices.append(f"sandbox: no size cap on the private folder here ({why})")
     (private / "lib").mkdir(exist_ok=True)
-    names = {}
-    for name, path in libraries.items():            # the build cache may sit where the uid cannot read
-        target = private / "lib" / f"{name}.so"
+    for name, path in files.items():                # the build cache may sit where the uid cannot read
+        target = private / "lib" / name
         shutil.copyfile(path, target)
         os.chmod(target, 0o444)
-        names[name] = target.name
     for sub in ("cache", "home"):
         (private / sub).mkdir(exist_ok=True)
         os.chown(private / sub, p.uid, p.gid)
-    namespaces = os.environ.get(NS_ENV, "").split(",")
     inside = private
     if "mnt" in namespaces:
-        problems = private_mounts(private)
+        problems = mounts.open_private_homes(reach) if reach is not None else []
+        problems += mounts.private_mounts(private, reach or ())
         notices += [f"sandbox: {x}" for x in problems]
         if not any(x.startswith("/tmp ") for x in problems):
             inside = Path("/tmp")                    # the private folder is mounted there now
@@ -339,62 +347,17 @@ def contain(p: Plan, libraries: dict | None = None) -> Contained:
         notices.append("sandbox: no mount namespace here: the candidate can write to world-writable folders")
     if "net" not in namespaces:
         notices.append("sandbox: no network namespace here: the candidate can open network connections")
-    os.chdir(inside)
-    os.environ.update(TMPDIR=str(inside), HOME=str(inside / "home"), TEMP=str(inside), TMP=str(inside))
-    tempfile.tempdir = str(inside)
-    set_limits(p.limits)
-    drop_privileges(p.uid, p.gid)
-    if mode() == "require" and len(notices) > len(p.notices):
-        raise RuntimeError("WORKBENCH_SANDBOX=require: " + "; ".join(notices[len(p.notices):]))
-    held = [f"uid {p.uid}", "no network" if "net" in namespaces else "network",
-            "private /tmp, read-only mounts" if "mnt" in namespaces else "shared /tmp",
-            f"rlimits cpu {p.limits.cpu_s} s, file {p.limits.fsize_bytes >> 20} MiB, tasks {p.limits.nproc}"]
-    return Contained({name: str(inside / "lib" / n) for name, n in names.items()}, ", ".join(held), notices,
-                     inside / "cache")
+    if "pid" not in namespaces:
+        notices.append("sandbox: no PID namespace here: a process the candidate starts can outlive the evaluation")
+    return inside, capped
 
 
-# ---- the two entry points ---------------------------------------------------------------------------------
-def _exec_main(argv: list[str]) -> int:
-    import argparse
+def held(p: Plan, namespaces: list, capped: bool, filtered: bool) -> str:
+    """One line: what holds (recorded with the results)."""
+    cap = f"{p.limits.private_bytes >> 20} MiB" if capped else "no cap"
+    return ", ".join([f"uid {p.uid}", "no network" if "net" in namespaces else "network",
+                      "private /tmp, read-only mounts" if "mnt" in namespaces else "shared /tmp",
+                      f"private folder {cap}", "own PID namespace" if "pid" in namespaces else "shared PIDs",
+                      "socket filter" if filtered else "no socket filter", f"rlimits cpu {p.limits.cpu_s} s, "
+                      f"file {p.limits.fsize_bytes >> 20} MiB, tasks {p.limits.nproc}"])
 
-    parser = argparse.ArgumentParser(prog="workbench.harness.sandbox exec")
-    parser.add_argument("--uid", type=int)
-    parser.add_argument("--gid", type=int)
-    parser.add_argument("--dir", required=True)
-    parser.add_argument("--cpu", type=int, default=0)
-    parser.add_argument("--fsize", type=int, default=0)
-    parser.add_argument("--nproc", type=int, default=0)
-    parser.add_argument("--as", dest="address_space", type=int, default=0)
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if os.geteuid() == 0 and mode() != "off":
-        _call(_libc().unshare, CLONE_NEWNET)         # no network for the compiler either
-    os.chdir(args.dir)
-    set_limits(Limits(args.cpu, args.fsize, args.nproc, args.address_space))
-    if args.uid is not None:
-        drop_privileges(args.uid, args.gid)
-    env = dict(os.environ, TMPDIR=args.dir, HOME=args.dir)
-    try:
-        os.execvpe(command[0], command, env)
-    except OSError as err:
-        print(f"sandbox: cannot run {command[0]}: {err.strerror}", file=sys.stderr)
-        return 127
-
-
-def _worker_main() -> int:
-    import runpy
-
-    os.environ[NS_ENV] = ",".join(enter_namespaces())
-    sys.argv = ["workbench.harness.worker"]
-    runpy.run_module("workbench.harness.worker", run_name="__main__", alter_sys=True)
-    return 0
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["exec"]:
-        sys.exit(_exec_main(sys.argv[2:]))
-    if sys.argv[1:2] == ["worker"]:
-        sys.exit(_worker_main())
-    print("usage: python -m workbench.harness.sandbox exec|worker ...", file=sys.stderr)
-    sys.exit(2)

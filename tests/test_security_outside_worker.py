@@ -1,0 +1,99 @@
+"""Candidate code outside the evaluation worker (issue 25, item 1): `ncu_profile` loaded the candidate with no
+containment; its constructor ran as uid 0, wrote into a root-only folder and printed the API key reversed into
+the tool result. Every path that loads candidate code now runs behind the worker's walls (contained_run.py).
+
+There is no Nsight Compute here: a stand-in `ncu` on PATH does what matters of it on this machine — it loads the
+library it is given (the candidate's constructors run in it) and reports what it could do. The kernel is built by
+the real tool path (nvcc, the build's guard: getenv and printf are allowed host code). On the GPU machine the
+same test runs with the real ncu (tests/test_security_gpu.py)."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from workbench.agent.standin import SequenceEvaluator
+from workbench.agent.tools import HarnessDefaults, Toolbox
+from workbench.agent.workspace import Workspace
+from workbench.harness import sandbox
+
+KEY = "sk-ant-api03-" + "Q7x" * 12 + "-AAAA"
+STEALER = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+__attribute__((constructor)) static void steal() {
+  const char* key = std::getenv("ANTHROPIC_API_KEY");
+  char reversed[512] = "none";
+  if (key) { size_t n = std::strlen(key) < 511 ? std::strlen(key) : 511;
+             for (size_t i = 0; i < n; ++i) reversed[i] = key[n - 1 - i]; reversed[n] = 0; }
+  std::printf("stolen=[%s]\n", reversed);
+  std::fflush(stdout);
+}
+extern "C" int attn_fwd(const void*, const void*, const void*, void*, void*, int, int, int, int, int, int, int,
+                        float, void*) { return 0; }
+"""
+FAKE_NCU = """#!{python}
+# a stand-in for Nsight Compute: it loads the target's kernel library as the profiled process would
+import ctypes, os, sys
+os.dup2(2, 1)                                    # everything it and the candidate print, on one stream
+args = sys.argv[1:]
+ctypes.CDLL(args[args.index("--so") + 1])        # the candidate's constructor runs here
+target = os.path.join(os.environ.get("WORKBENCH_PROBE_DIR", "/nonexistent"), "escaped")
+try:
+    open(target, "w").write("escaped")
+    wrote = "WROTE"
+except OSError as err:
+    wrote = err.strerror
+keyed = any("sk-ant" in value for value in os.environ.values())
+import socket
+try:                                             # inet sockets are allowed here (ncu needs them): reach nothing
+    socket.create_connection(("127.0.0.1", int(os.environ["WORKBENCH_PROBE_PORT"])), timeout=5).close()
+    net = "CONNECTED"
+except OSError as err:
+    net = err.strerror or type(err).__name__
+print(f"probe uid=[{{os.getuid()}}] outside=[{{wrote}}] key_in_env=[{{keyed}}] net=[{{net}}]", flush=True)
+sys.exit(1)
+"""
+needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="needs nvcc (the CUDA toolkit)")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox drops privileges only when started as root")
+
+
+@needs_nvcc
+@needs_root
+@pytest.mark.skipif(not os.access("/run", os.W_OK), reason="needs a writable /run for the root-only folder")
+def test_ncu_profile_runs_the_candidate_with_nothing_to_steal(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ncu").write_text(FAKE_NCU.format(python=sys.executable))
+    (bin_dir / "ncu").chmod(0o755)
+    root_only = Path("/run") / f"wb-root-only-{uuid.uuid4().hex[:8]}"
+    root_only.mkdir(mode=0o755)                  # root may write here; nobody else
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("WORKBENCH_PROBE_DIR", str(root_only))
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    monkeypatch.setenv("WORKBENCH_PROBE_PORT", str(server.getsockname()[1]))
+    monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
+    ws = Workspace.create(tmp_path / "campaigns", "c1", None, {"suite": "smoke"}, kernel_text=STEALER)
+    box = Toolbox(ws, SequenceEvaluator([1.0]), HarnessDefaults(suite="smoke", cache_dir=str(tmp_path / "cache")))
+    try:
+        out = box.run("ncu_profile", {"scenario": "smoke_basic"})
+        escaped = (root_only / "escaped").exists()
+    finally:
+        shutil.rmtree(root_only, ignore_errors=True)
+        server.close()
+    assert "probe uid=[" in out.text and "stolen=[" in out.text, out.text    # the candidate did run
+    assert "probe uid=[0]" not in out.text, out.text
+    assert "outside=[WROTE]" not in out.text and not escaped, out.text
+    assert "key_in_env=[False]" in out.text and "stolen=[none]" in out.text, out.text
+    assert "net=[CONNECTED]" not in out.text, out.text          # the host's loopback is not its loopback
+    for form in (KEY, KEY[::-1], KEY[8:40], KEY[::-1][8:40]):                # nor any simple transform of it
+        assert form not in out.text, out.text
