@@ -22,12 +22,11 @@ from pathlib import Path
 from workbench import cli, validate
 from workbench.cliargs import Parser, UsageError, count, number, refuse
 from workbench.harness.check import check
-from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult
+from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult, exit_code
 from workbench.harness.result_line import format_result_line
 from workbench.harness.scenarios import SuiteError
 from workbench.traces.sources import is_standin_result
 
-EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3
 DEFAULT_STOP = "all_correct"
 DEFAULT_TRACES = "data/traces"
 
@@ -130,16 +129,6 @@ def format_summary(result: SuiteResult) -> str:
     return "\n".join(lines)
 
 
-def exit_code(result: SuiteResult) -> int:
-    if result.status in ("build_failed", "forbidden"):
-        return EXIT_FAILED
-    if result.status in ("static_only", "error", "crashed"):
-        return EXIT_USAGE if result.status != "crashed" else EXIT_FAILED
-    if any(r.status == FAILED for r in result.rows):
-        return EXIT_FAILED
-    return EXIT_MET if result.stop_met else EXIT_NOT_MET
-
-
 def evaluation_rows(result: SuiteResult, session_id: str, call_id: str | None = None) -> list[dict]:
     now = dt.datetime.now(dt.timezone.utc)
     variables = result.stop_variables()
@@ -211,10 +200,9 @@ def main(argv=None) -> int:
     # start-up (torch, CUDA) counts too; a cached build and no GPU can leave the check itself at 0.02 s
     started = cli.launched_at or time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a == "--campaign" or a.startswith("--campaign=") for a in argv):
-        from workbench.agent.external_cli import check_main as check_in_campaign   # an outside agent's campaign
-        return check_in_campaign(argv)
     args = parse_args(argv)
+    if args.campaign is not None:       # the dispatcher sends `check --campaign` to the campaign's own command
+        return refuse("workbench check", UsageError("--campaign: run it as `workbench check KERNEL --campaign ID`"))
     try:
         anchors = validate_request(args)
     except UsageError as err:

@@ -38,6 +38,9 @@ SUBCOMMANDS = {
 
 
 UNWRAPPED_OUTPUT = ("mcp",)
+# `workbench check KERNEL --campaign ID` judges a kernel inside an outside agent's campaign: the campaign's own
+# command, so plain `workbench check` never imports the agent package
+CAMPAIGN_CHECK = "workbench.agent.external_cli"
 
 
 def usage() -> str:
@@ -63,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workbench: unknown command {name!r}; run `workbench --help` for the list", file=sys.stderr)
         return 2
     module_name = SUBCOMMANDS[name][0]
+    if name == "check" and any(a == "--campaign" or a.startswith("--campaign=") for a in rest):
+        module_name = CAMPAIGN_CHECK
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:

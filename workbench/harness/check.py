@@ -24,9 +24,10 @@ from typing import Callable, Optional
 from workbench.harness import sandbox
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.staged_cache import merge_staged_cache
-from workbench.harness.problem import ORIGINAL_KERNEL, Problem
+from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
+from workbench.harness.problem import Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
-from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
+from workbench.harness.scenarios import Scenario, SuiteError, load_suite
 from workbench.harness.stop import evaluate_stop
 from workbench.harness.timing import EVENTS_DELAYED
 from workbench.harness.timing_proof import profile_samples_from_env

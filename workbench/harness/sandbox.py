@@ -35,6 +35,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from workbench.harness.paths import REPO_ROOT
+
 MODE_ENV = "WORKBENCH_SANDBOX"          # auto | off | require
 NS_ENV = "WORKBENCH_SANDBOX_NS"         # set by `sandbox worker` for the worker: which namespaces it entered
 UID_BASE = int(os.environ.get("WORKBENCH_SANDBOX_UID_BASE", "61000"))
@@ -42,7 +44,6 @@ UID_RANGE = 4000
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 WRITABLE_SHARED = ("/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue", "/tmp")   # /tmp last
 KEEP_WRITABLE = ("/proc", "/sys", "/dev", "/dev/pts")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
