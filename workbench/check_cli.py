@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 import sys
 import time
@@ -25,6 +24,7 @@ from workbench.harness.check import check
 from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult, exit_code
 from workbench.harness.result_line import format_result_line
 from workbench.harness.scenarios import SuiteError
+from workbench.traces.rows import rows_from_result
 from workbench.traces.sources import is_standin_result
 
 DEFAULT_STOP = "all_correct"
@@ -129,29 +129,6 @@ def format_summary(result: SuiteResult) -> str:
     return "\n".join(lines)
 
 
-def evaluation_rows(result: SuiteResult, session_id: str, call_id: str | None = None) -> list[dict]:
-    now = dt.datetime.now(dt.timezone.utc)
-    variables = result.stop_variables()
-    rows = []
-    for r in result.rows:
-        rows.append({
-            "session_id": session_id, "eval_id": result.eval_id, "call_id": call_id, "kernel_sha": result.kernel_sha,
-            "suite": result.suite, "scenario": r.name, "category": r.category, "status": r.status,
-            "reason": r.reason, "detail": r.detail, "rel_l2_err": r.rel_l2_err, "max_abs_err": r.max_abs_err,
-            "us_median": r.stats.median_us if r.stats else None, "us_p10": r.stats.p10_us if r.stats else None,
-            "us_p90": r.stats.p90_us if r.stats else None, "n_reps": r.stats.n if r.stats else None,
-            "timing_method": r.stats.method if r.stats else None,
-            "call_us_median": r.stats.call_us if r.stats else None,
-            "tflops": r.tflops, "speedup_vs_original": r.speedup("original"),
-            **{f"speedup_vs_{a}": r.speedup(a) for a in ANCHORS},
-            "geomean_vs_original": variables["geomean_vs_original"], "geomean_vs_fa3": variables["geomean_vs_fa3"],
-            "all_correct": result.all_correct, "stop_met": result.stop_met, "flags": ",".join(r.flags),
-            "gpu": result.gpu, "versions_json": json.dumps(result.versions), "ts": now,
-            "is_standin": is_standin_result(result.kernel_path, result.gpu, result.versions),
-        })
-    return rows
-
-
 def write_traces(result: SuiteResult, traces_dir: str) -> str:
     from workbench.traces.writer import TraceWriter
 
@@ -163,7 +140,7 @@ def write_traces(result: SuiteResult, traces_dir: str) -> str:
                                 "stop_expr": result.stop_expr, "gpu": result.gpu,
                                 "is_standin": is_standin_result(result.kernel_path, result.gpu, result.versions),
                                 "stop_reason": "stop met" if result.stop_met else result.status}])
-    writer.append("evaluations", evaluation_rows(result, session_id))
+    writer.append("evaluations", rows_from_result(result, session_id=session_id, call_id=None, ts=now))
     return session_id
 
 

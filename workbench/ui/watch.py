@@ -24,7 +24,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
 
-from workbench.agent.backends.replay import suite_result_from_rows
 from workbench.agent.campaign_service import CampaignService
 from workbench.agent.inbox_file import post_question
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
@@ -34,6 +33,7 @@ from workbench.agent.loop import CampaignConfig
 from workbench.agent.questions import load_bank
 from workbench.agent.recorder import committed_turn
 from workbench.agent.workspace import Workspace, WorkspaceError
+from workbench.traces.rows import result_from_rows
 from workbench.traces.writer import read_table
 
 POLL_S = 1.0
@@ -181,7 +181,7 @@ class CampaignWatcher:
         first = group.iloc[0]
         request = SimpleNamespace(suite=first["suite"], kernel_path=f"artifacts/{first['kernel_sha']}.cu",
                                   stop_expr=self.config.stop_expr)
-        result = suite_result_from_rows(group, request)
+        result = result_from_rows(group, request)
         new_best = self.policy.on_result(result)
         g_orig, g_fa3 = _finite(first["geomean_vs_original"]), _finite(first["geomean_vs_fa3"])
         if new_best:
