@@ -7,9 +7,9 @@ import pytest
 from workbench.agent.backends.fake import FakeBackend, call, say
 from workbench.agent.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
                                     ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
-from workbench.agent.interventions import PolicyConfig
+from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import Budget, Campaign, CampaignConfig
-from workbench.agent.questions import load_bank
+from workbench.questions.bank import load_bank
 from workbench.agent.standin import SequenceEvaluator
 from workbench.traces.writer import read_table
 

@@ -11,7 +11,7 @@ from workbench.agent.backends.offline import ScriptedAgent
 from workbench.knobs import knob_layer, parse_knobs
 from workbench.agent.backends.replay import ReplayBackend
 from workbench.agent.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
-from workbench.agent.interventions import PolicyConfig
+from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import REPO_ROOT, Budget, Campaign, CampaignConfig
 from workbench.agent.standin import KnobEvaluator
 from workbench.agent.tools import TOOL_SPECS

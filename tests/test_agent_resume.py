@@ -4,7 +4,7 @@ import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
 from workbench.agent.events import EventLog, ToolCallFinished
-from workbench.agent.interventions import PolicyConfig
+from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import Budget, Campaign, CampaignConfig
 from workbench.agent.standin import SequenceEvaluator
 from workbench.traces.writer import TraceWriter, read_table

@@ -241,7 +241,7 @@ def test_a_timed_launch_that_rewrites_its_inputs_is_judged_on_the_inputs_it_was_
 
 
 def test_rows_timed_at_clocks_far_apart_are_flagged_as_a_timing_remark():
-    from workbench.agent.interventions import BENIGN_FLAGS
+    from workbench.questions.policy import BENIGN_FLAGS
     from workbench.harness.check import apply_flags
     from workbench.harness.problem import Problem
     from workbench.harness.result import ScenarioResult, Stats

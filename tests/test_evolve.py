@@ -8,7 +8,7 @@ import pytest
 
 from workbench.agent.backends.fake import FakeBackend
 from workbench.agent.backends.offline import ScriptedAgent
-from workbench.agent.questions import load_bank
+from workbench.questions.bank import load_bank
 from workbench.agent.standin import KnobEvaluator, SequenceEvaluator
 from workbench.evolve import (EvolveConfig, Evolution, evolve_main, knob_mutations, line_changes, lineage_frame,
                               normalized_sha, novelty_verdict, population_frame, progress_frame)

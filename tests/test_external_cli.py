@@ -14,7 +14,7 @@ import pytest
 from workbench.agent.campaign_service import CampaignService
 from workbench.agent.external_cli import check_main
 from workbench.agent.loop import CampaignConfig
-from workbench.agent.interventions import PolicyConfig
+from workbench.questions.policy import PolicyConfig
 from workbench.agent.standin import KnobEvaluator
 from workbench.locks import hold_lock
 from workbench.traces.writer import read_table

@@ -439,7 +439,7 @@ def test_hostile_transcript_lines_are_counted_not_raised(tmp_path):
 
 
 def test_a_non_utf8_suite_or_bank_is_one_line(tmp_path):
-    from workbench.agent.questions import BankError, load_bank
+    from workbench.questions.bank import BankError, load_bank
     from workbench.harness.scenarios import SuiteError, load_suite
 
     suite = tmp_path / "s.csv"

@@ -8,7 +8,7 @@ import pytest
 
 from workbench import plots
 from workbench.agent.loop import REPO_ROOT
-from workbench.agent.questions import load_bank
+from workbench.questions.bank import load_bank
 from workbench.ui import ladder, render
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("ipywidgets", reason="the notebook extra is not installed: pip install -e '.[notebook]'")
 
 from workbench.agent.backends.fake import FakeBackend, call, say  # noqa: E402
-from workbench.agent.interventions import PolicyConfig  # noqa: E402
+from workbench.questions.policy import PolicyConfig  # noqa: E402
 from workbench.agent.loop import Budget, Campaign, CampaignConfig  # noqa: E402
 from workbench.agent.standin import SequenceEvaluator  # noqa: E402
 from workbench.traces.writer import read_table  # noqa: E402

@@ -11,7 +11,7 @@ front ends over this class: one implementation of a harness call in such a campa
 harness, and the built-in loop's trace recorder writing the call, its `evaluations` rows, the question and the
 messages, one turn per call) and one policy (`Policy.question_at_boundary`, the built-in loop's turn-boundary
 decision: stall, suspicious gain, a claim in the `claim` / `notes` text). A person's question waits in the inbox
-file (inbox_file.py: `workbench ask`, the notebook's chat box) and rides on the next check result.
+file (questions/inbox.py: `workbench ask`, the notebook's chat box) and rides on the next check result.
 
 The loop state (policy, best so far, inbox position) is a snapshot per committed turn under state/, written
 before the turn's rows, so a process killed mid-call loses at most that call and never duplicates a row
@@ -33,10 +33,10 @@ from workbench.agent import campaign_text
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                     TurnCommitted, TurnStarted)
-from workbench.agent.inbox_file import read_inbox
-from workbench.agent.interventions import Inquiry, Policy
+from workbench.questions.inbox import read_inbox
+from workbench.questions.policy import Inquiry, Policy
 from workbench.agent.loop import CampaignConfig, new_campaign_id
-from workbench.agent.questions import TRIGGERS, load_bank
+from workbench.questions.bank import TRIGGERS, load_bank
 from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.agent.tool_format import format_result
 from workbench.agent.workspace import KERNEL_FILE, Workspace, WorkspaceError

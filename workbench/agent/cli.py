@@ -27,7 +27,7 @@ from workbench import validate
 from workbench.agent.backends import BackendError, make_backend
 from workbench.agent.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
                                     InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
-from workbench.agent.interventions import MODES, PolicyConfig
+from workbench.questions.policy import MODES, PolicyConfig
 from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
                                   problem_ceiling)
 from workbench.agent.workspace import WorkspaceError

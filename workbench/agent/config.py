@@ -12,8 +12,8 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.questions import DEFAULT_BANK
+from workbench.questions.policy import PolicyConfig
+from workbench.questions.bank import DEFAULT_BANK
 from workbench.cliargs import UsageError, budget_count, budget_dollars, budget_seconds
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

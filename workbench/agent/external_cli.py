@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
-from workbench.agent.inbox_file import EmptyQuestion, post_question
-from workbench.agent.interventions import MODES, PolicyConfig
+from workbench.questions.inbox import EmptyQuestion, post_question
+from workbench.questions.policy import MODES, PolicyConfig
 from workbench.agent.loop import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
-from workbench.agent.questions import TRIGGERS
+from workbench.questions.bank import TRIGGERS
 from workbench.agent.workspace import CAMPAIGN_ID, WorkspaceError
 from workbench.harness.result import EXIT_FAILED, EXIT_MET, EXIT_USAGE, exit_code
 

@@ -33,8 +33,8 @@ from workbench.agent.config import (DEFAULT_KERNEL, DEFAULT_STOP, NO_IDLE_LIMIT,
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
                                     TriggerDetected, TurnCommitted, TurnStarted)
-from workbench.agent.interventions import Inbox, Policy, PolicyConfig  # noqa: F401
-from workbench.agent.questions import DEFAULT_BANK, load_bank  # noqa: F401
+from workbench.questions.policy import Inbox, Policy, PolicyConfig  # noqa: F401
+from workbench.questions.bank import DEFAULT_BANK, load_bank  # noqa: F401
 from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.agent.tools import HarnessDefaults, Toolbox
 from workbench.agent.workspace import Workspace, WorkspaceError

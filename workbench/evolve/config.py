@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from workbench.agent.questions import DEFAULT_BANK
+from workbench.questions.bank import DEFAULT_BANK
 
 DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
 DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 from workbench import __version__
 from workbench.agent.events import CampaignStarted, CampaignStopped, EvaluationDone, TurnCommitted
-from workbench.agent.questions import load_bank
+from workbench.questions.bank import load_bank
 from workbench.agent.recorder import TraceRecorder, trim_uncommitted
 from workbench.agent.workspace import Workspace, WorkspaceError
 from workbench.evolve.config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member

@@ -22,7 +22,7 @@ from typing import Optional
 from workbench.agent.backends import BackendError, make_backend
 from workbench.agent.backends.replay import ReplayBackend
 from workbench.agent.events import TurnStarted
-from workbench.agent.interventions import PolicyConfig
+from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
                                   problem_ceiling)
 from workbench.ui.controller import CampaignController

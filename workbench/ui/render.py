@@ -11,7 +11,7 @@ import math
 import re
 
 from workbench.agent.events import STOP_REASONS
-from workbench.agent.interventions import BENIGN_FLAGS
+from workbench.questions.policy import BENIGN_FLAGS
 from workbench.ui.style import CSS  # noqa: F401  (re-exported: views and tests use render.CSS)
 
 DEMO_LABEL = "demo recording: CPU stand-in evaluator, not GPU measurements"

@@ -25,12 +25,12 @@ from types import SimpleNamespace
 from typing import Optional
 
 from workbench.agent.campaign_service import CampaignService
-from workbench.agent.inbox_file import post_question
+from workbench.questions.inbox import post_question
 from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                     MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
-from workbench.agent.interventions import Policy
+from workbench.questions.policy import Policy
 from workbench.agent.loop import CampaignConfig
-from workbench.agent.questions import load_bank
+from workbench.questions.bank import load_bank
 from workbench.agent.recorder import committed_turn
 from workbench.agent.workspace import Workspace, WorkspaceError
 from workbench.traces.rows import result_from_rows
@@ -229,7 +229,7 @@ DEMO_STEPS = (("kernel.cu", {}), ("kernel.cu", {"notes": "timing it again"}),
 def watch_demo(root: str | Path, pace_s: float = 1.0, poll_s: float = 0.25):
     """(controller, note) watching a fresh stand-in campaign under `root` that a thread plays four calls into, as
     an outside agent would: two re-timings, a claim, then a kernel that meets the stop condition."""
-    from workbench.agent.interventions import PolicyConfig
+    from workbench.questions.policy import PolicyConfig
     from workbench.agent.standin import KnobEvaluator
 
     Path(root).mkdir(parents=True, exist_ok=True)
