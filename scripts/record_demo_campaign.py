@@ -28,9 +28,10 @@ sys.path.insert(0, str(REPO))
 
 from workbench import __version__  # noqa: E402
 from workbench.agent.backends.offline import ScriptedAgent  # noqa: E402
-from workbench.agent.events import CampaignStopped, TurnStarted  # noqa: E402
+from workbench.campaign.events import CampaignStopped, TurnStarted  # noqa: E402
 from workbench.questions.policy import PolicyConfig  # noqa: E402
-from workbench.agent.loop import Budget, Campaign, CampaignConfig, problem_ceiling  # noqa: E402
+from workbench.agent.loop import Campaign  # noqa: E402
+from workbench.campaign.config import Budget, CampaignConfig, problem_ceiling  # noqa: E402
 from workbench.questions.bank import load_bank  # noqa: E402
 from workbench.agent.standin import FA3_OVER_ORIGINAL, ORIGINAL_TFLOPS, _stats  # noqa: E402
 from workbench.knobs import parse_knobs  # noqa: E402

@@ -5,10 +5,11 @@ import threading
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
-                                    ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
+from workbench.campaign.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
+                                       ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
 from workbench.questions.policy import PolicyConfig
-from workbench.agent.loop import Budget, Campaign, CampaignConfig
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
 from workbench.questions.bank import load_bank
 from workbench.agent.standin import SequenceEvaluator
 from workbench.traces.writer import read_table

@@ -10,9 +10,11 @@ from workbench.agent.backends import TurnRequest
 from workbench.agent.backends.offline import ScriptedAgent
 from workbench.knobs import knob_layer, parse_knobs
 from workbench.agent.backends.replay import ReplayBackend
-from workbench.agent.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
+from workbench.campaign.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
 from workbench.questions.policy import PolicyConfig
-from workbench.agent.loop import REPO_ROOT, Budget, Campaign, CampaignConfig
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
+from workbench.harness.paths import REPO_ROOT
 from workbench.agent.standin import KnobEvaluator
 from workbench.agent.tools import TOOL_SPECS
 

@@ -3,9 +3,10 @@ committed turn left them."""
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.events import EventLog, ToolCallFinished
+from workbench.campaign.events import EventLog, ToolCallFinished
 from workbench.questions.policy import PolicyConfig
-from workbench.agent.loop import Budget, Campaign, CampaignConfig
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
 from workbench.agent.standin import SequenceEvaluator
 from workbench.traces.writer import TraceWriter, read_table
 
@@ -103,7 +104,7 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(tmp_path, crash_point
 
 
 def test_resume_an_unknown_campaign_says_so(tmp_path):
-    from workbench.agent.workspace import WorkspaceError
+    from workbench.campaign.workspace import WorkspaceError
     with pytest.raises(WorkspaceError, match="no campaign"):
         Campaign.resume("nope", FakeBackend([]), root=str(tmp_path))
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.loop import Budget, Campaign, CampaignConfig
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
 from workbench.agent.standin import SequenceEvaluator
 
 PLANTED = "sk-ant-api03-PLANTEDkeyPLANTEDkeyPLANTEDkey-0123456789abcdef"

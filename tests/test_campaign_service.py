@@ -8,9 +8,10 @@ import pytest
 from workbench.agent.backends.fake import FakeBackend, call, say
 from workbench.agent.campaign_service import CampaignError, CampaignService
 from workbench.questions.inbox import post_question, read_inbox
-from workbench.agent.events import EventLog, InterventionFired
+from workbench.campaign.events import EventLog, InterventionFired
 from workbench.questions.policy import Policy, PolicyConfig
-from workbench.agent.loop import Campaign, CampaignConfig
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import CampaignConfig
 from workbench.agent.standin import SequenceEvaluator
 from workbench.traces.writer import TraceWriter, read_table
 

@@ -13,7 +13,7 @@ import pytest
 
 from workbench.agent.campaign_service import CampaignService
 from workbench.agent.external_cli import check_main
-from workbench.agent.loop import CampaignConfig
+from workbench.campaign.config import CampaignConfig
 from workbench.questions.policy import PolicyConfig
 from workbench.agent.standin import KnobEvaluator
 from workbench.locks import hold_lock

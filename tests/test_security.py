@@ -17,7 +17,7 @@ import pytest
 from workbench.agent import tools as tools_module
 from workbench.agent.standin import SequenceEvaluator
 from workbench.agent.tools import Toolbox
-from workbench.agent.workspace import Workspace
+from workbench.campaign.workspace import Workspace
 from workbench.harness import build_guard, sandbox
 
 KERNEL = "#define KEY_TILE 8 // @knob KEY_TILE 8 {4,8,16}\n"

@@ -13,7 +13,7 @@ import pytest
 from workbench.agent.campaign_service import CampaignService
 from workbench.questions.inbox import post_question
 from workbench.questions.policy import PolicyConfig
-from workbench.agent.loop import CampaignConfig
+from workbench.campaign.config import CampaignConfig
 from workbench.agent.standin import KnobEvaluator
 from workbench.traces import analysis as an
 from workbench.traces.importers import import_paths

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.agent.events import EvaluationDone, TurnCommitted
-from workbench.agent.recorder import TraceRecorder
+from workbench.campaign.events import EvaluationDone, TurnCommitted
+from workbench.campaign.recorder import TraceRecorder
 from workbench.agent.standin import standin_result
 from workbench.check_cli import write_traces
 from workbench.harness.result import CheckRequest, SuiteResult

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from workbench import plots
-from workbench.agent.loop import REPO_ROOT
+from workbench.harness.paths import REPO_ROOT
 from workbench.questions.bank import load_bank
 from workbench.ui import ladder, render
 

@@ -10,9 +10,9 @@ pytest.importorskip("ipywidgets", reason="the notebook extra is not installed: p
 
 from workbench.agent.campaign_service import CampaignService  # noqa: E402
 from workbench.questions.inbox import read_inbox  # noqa: E402
-from workbench.agent.events import CampaignStopped, EvaluationDone, EventLog, InterventionFired  # noqa: E402
+from workbench.campaign.events import CampaignStopped, EvaluationDone, EventLog, InterventionFired  # noqa: E402
 from workbench.questions.policy import PolicyConfig  # noqa: E402
-from workbench.agent.loop import CampaignConfig  # noqa: E402
+from workbench.campaign.config import CampaignConfig  # noqa: E402
 from workbench.agent.standin import KnobEvaluator  # noqa: E402
 from workbench.ui.watch import CampaignWatcher, watch, watch_demo  # noqa: E402
 

@@ -14,7 +14,8 @@ pytest.importorskip("ipywidgets", reason="the notebook extra is not installed: p
 
 from workbench.agent.backends.fake import FakeBackend, call, say  # noqa: E402
 from workbench.questions.policy import PolicyConfig  # noqa: E402
-from workbench.agent.loop import Budget, Campaign, CampaignConfig  # noqa: E402
+from workbench.agent.loop import Campaign  # noqa: E402
+from workbench.campaign.config import Budget, CampaignConfig  # noqa: E402
 from workbench.agent.standin import SequenceEvaluator  # noqa: E402
 from workbench.traces.writer import read_table  # noqa: E402
 from workbench.agent.backends import AssistantTurn, BackendExhausted  # noqa: E402

@@ -25,12 +25,13 @@ from typing import Optional, TextIO
 
 from workbench import validate
 from workbench.agent.backends import BackendError, make_backend
-from workbench.agent.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
-                                    InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
+from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
+                                       InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
 from workbench.questions.policy import MODES, PolicyConfig
-from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
-                                  problem_ceiling)
-from workbench.agent.workspace import WorkspaceError
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.harness.paths import REPO_ROOT
+from workbench.campaign.workspace import WorkspaceError
 from workbench.cliargs import Parser, count, number, refuse
 from workbench.locks import LockHeld
 from workbench.redaction import redacted_output

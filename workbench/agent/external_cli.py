@@ -20,9 +20,9 @@ from pathlib import Path
 from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
 from workbench.questions.inbox import EmptyQuestion, post_question
 from workbench.questions.policy import MODES, PolicyConfig
-from workbench.agent.loop import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
 from workbench.questions.bank import TRIGGERS
-from workbench.agent.workspace import CAMPAIGN_ID, WorkspaceError
+from workbench.campaign.workspace import CAMPAIGN_ID, WorkspaceError
 from workbench.harness.result import EXIT_FAILED, EXIT_MET, EXIT_USAGE, exit_code
 
 # an outside agent's campaign may run for days between a person's sessions: no wall-time limit unless asked for

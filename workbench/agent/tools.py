@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from workbench.agent.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
-                                       WorkspaceError)
+from workbench.campaign.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
+                                          WorkspaceError)
 from workbench.agent.tool_format import (FRAMEWORK_KERNEL, SASS_OPCODES, format_result,  # noqa: F401
                                          summarise_ncu_csv, summarise_sass, unknown_ncu_metrics)
 from workbench.redaction import redact

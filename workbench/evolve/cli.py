@@ -5,9 +5,10 @@ import sys
 from dataclasses import asdict
 
 from workbench import validate
-from workbench.agent.workspace import Workspace, WorkspaceError
+from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.cliargs import Parser, UsageError, budget_count, budget_dollars, budget_seconds, count, number, refuse
-from workbench.evolve.config import DEFAULT_KERNEL, DEFAULT_STOP, EvolveConfig
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP
+from workbench.evolve.config import EvolveConfig
 from workbench.evolve.run import Evolution
 
 

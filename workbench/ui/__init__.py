@@ -9,7 +9,7 @@ Modules: render (HTML from campaign state, pure), style (the stylesheet), model 
 widgets show), views (the widgets), controller (worker threads and throttled, batched widget updates), launch
 (what to run on this machine, replays), watch (a campaign your own agent runs, followed through its traces).
 """
-from workbench.agent.loop import REPO_ROOT
+from workbench.harness.paths import REPO_ROOT
 from workbench.ui.controller import CampaignController
 from workbench.ui.launch import DEMO_RECORDING, Settings, launch, plan, replay_campaign
 from workbench.ui.render import DEMO_LABEL, fmt_x, stop_reason

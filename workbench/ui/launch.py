@@ -21,10 +21,11 @@ from typing import Optional
 
 from workbench.agent.backends import BackendError, make_backend
 from workbench.agent.backends.replay import ReplayBackend
-from workbench.agent.events import TurnStarted
+from workbench.campaign.events import TurnStarted
 from workbench.questions.policy import PolicyConfig
-from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
-                                  problem_ceiling)
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.harness.paths import REPO_ROOT
 from workbench.ui.controller import CampaignController
 from workbench.ui.render import DEMO_LABEL, is_standin
 

@@ -10,7 +10,7 @@ import json
 import math
 import re
 
-from workbench.agent.events import STOP_REASONS
+from workbench.campaign.events import STOP_REASONS
 from workbench.questions.policy import BENIGN_FLAGS
 from workbench.ui.style import CSS  # noqa: F401  (re-exported: views and tests use render.CSS)
 

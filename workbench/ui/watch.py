@@ -26,13 +26,13 @@ from typing import Optional
 
 from workbench.agent.campaign_service import CampaignService
 from workbench.questions.inbox import post_question
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
-                                    MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
+                                       MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
 from workbench.questions.policy import Policy
-from workbench.agent.loop import CampaignConfig
+from workbench.campaign.config import CampaignConfig
 from workbench.questions.bank import load_bank
-from workbench.agent.recorder import committed_turn
-from workbench.agent.workspace import Workspace, WorkspaceError
+from workbench.campaign.recorder import committed_turn
+from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.traces.rows import result_from_rows
 from workbench.traces.writer import read_table
 

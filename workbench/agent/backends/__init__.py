@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from workbench.agent.events import Usage
+from workbench.campaign.events import Usage
 
 
 class BackendError(RuntimeError):

@@ -12,7 +12,7 @@ import itertools
 from typing import Callable, Union
 
 from workbench.agent.backends import AssistantTurn, BackendExhausted, TurnRequest
-from workbench.agent.events import Usage
+from workbench.campaign.events import Usage
 
 Turn = Union[list, AssistantTurn, Callable[[TurnRequest], Union[list, AssistantTurn]]]
 _ids = itertools.count(1)

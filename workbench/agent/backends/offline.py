@@ -20,7 +20,7 @@ import json
 from typing import Optional
 
 from workbench.agent.backends import AssistantTurn, TurnRequest
-from workbench.agent.events import Usage
+from workbench.campaign.events import Usage
 from workbench.knobs import parse_knobs
 
 def _key(config: dict) -> str:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from workbench.agent.backends import AssistantTurn, BackendError, BackendExhausted, TurnRequest
-from workbench.agent.events import Usage
+from workbench.campaign.events import Usage
 from workbench.traces.rows import result_from_rows
 
 
@@ -144,7 +144,7 @@ class ReplayEvaluator:
         self.runs_of_sha: dict = {}     # a kernel re-timed n times is answered with its n recorded runs, in order
 
     def __call__(self, request):
-        from workbench.agent.workspace import text_sha
+        from workbench.campaign.workspace import text_sha
 
         if not self.order:
             raise BackendError("replay: the recording has no harness runs to answer with")

@@ -13,8 +13,8 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
-                                    MessageDone, ToolCallFinished, TurnCommitted)
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
+                                       MessageDone, ToolCallFinished, TurnCommitted)
 from workbench.redaction import redact_pieces
 from workbench.traces.rows import rows_from_result
 from workbench.traces.sources import is_standin_result
