@@ -5,13 +5,13 @@ import threading
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.campaign.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
-                                       ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
-from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import Campaign
 from workbench.campaign.config import Budget, CampaignConfig
+from workbench.campaign.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
+                                       ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
+from workbench.evaluators.standin_timings import SequenceEvaluator
 from workbench.questions.bank import load_bank
-from workbench.agent.standin import SequenceEvaluator
+from workbench.questions.policy import PolicyConfig
 from workbench.traces.writer import read_table
 
 KERNEL = "// test kernel\n#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\nint x;\n"

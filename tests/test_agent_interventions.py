@@ -1,9 +1,9 @@
 """Rule-based claim detection, the question choice, and the question bank itself."""
 import pytest
 
-from workbench.questions.policy import Inbox, Policy, PolicyConfig, detect_claim
+from workbench.evaluators.standin_timings import standin_result
 from workbench.questions.bank import LAYERS, TRIGGERS, Question, bank_main, load_bank
-from workbench.agent.standin import standin_result
+from workbench.questions.policy import Inbox, Policy, PolicyConfig, detect_claim
 
 
 @pytest.mark.parametrize("text, kind", [

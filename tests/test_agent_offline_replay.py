@@ -8,15 +8,15 @@ import pytest
 from workbench.agent import cli
 from workbench.agent.backends import TurnRequest
 from workbench.agent.backends.offline import ScriptedAgent
-from workbench.knobs import knob_layer, parse_knobs
 from workbench.agent.backends.replay import ReplayBackend
-from workbench.campaign.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
-from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import Campaign
-from workbench.campaign.config import Budget, CampaignConfig
-from workbench.harness.paths import REPO_ROOT
-from workbench.agent.standin import KnobEvaluator
 from workbench.agent.tools import TOOL_SPECS
+from workbench.campaign.config import Budget, CampaignConfig
+from workbench.campaign.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
+from workbench.evaluators.standin_timings import KnobEvaluator
+from workbench.harness.paths import REPO_ROOT
+from workbench.knobs import knob_layer, parse_knobs
+from workbench.questions.policy import PolicyConfig
 
 KERNEL = """// a toy kernel with three knobs
 #define ROWS_PER_BLOCK 1    // @knob ROWS_PER_BLOCK 1 {1,2}

@@ -3,11 +3,11 @@ committed turn left them."""
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.campaign.events import EventLog, ToolCallFinished
-from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import Campaign
 from workbench.campaign.config import Budget, CampaignConfig
-from workbench.agent.standin import SequenceEvaluator
+from workbench.campaign.events import EventLog, ToolCallFinished
+from workbench.evaluators.standin_timings import SequenceEvaluator
+from workbench.questions.policy import PolicyConfig
 from workbench.traces.writer import TraceWriter, read_table
 
 KERNEL = "#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\n"

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from workbench.agent.backends.fake import FakeBackend, call, say
 from workbench.agent.loop import Campaign
 from workbench.campaign.config import Budget, CampaignConfig
-from workbench.agent.standin import SequenceEvaluator
+from workbench.evaluators.standin_timings import SequenceEvaluator
 
 PLANTED = "sk-ant-api03-PLANTEDkeyPLANTEDkeyPLANTEDkey-0123456789abcdef"
 OTHER_FORMAT = "plantedSecretValue-9f8e7d6c5b4a"          # no recognisable shape: caught as the env var's value

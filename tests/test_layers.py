@@ -27,7 +27,7 @@ def test_harness_imports_only_the_harness():
     assert outside == set()
 
 
-def test_pool_and_knobs_do_not_reach_into_the_agent():
-    for name in ("pool.py", "knobs.py"):
-        agent = {m for m in package_imports(PACKAGE / name) if m.startswith("workbench.agent")}
-        assert agent == set(), name
+def test_evaluators_and_knobs_do_not_reach_into_the_agent():
+    for path in [*sorted((PACKAGE / "evaluators").glob("*.py")), PACKAGE / "knobs.py"]:
+        agent = {m for m in package_imports(path) if m.startswith("workbench.agent")}
+        assert agent == set(), path.name

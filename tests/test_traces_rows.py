@@ -6,8 +6,8 @@ import pandas as pd
 
 from workbench.campaign.events import EvaluationDone, TurnCommitted
 from workbench.campaign.recorder import TraceRecorder
-from workbench.agent.standin import standin_result
 from workbench.check_cli import write_traces
+from workbench.evaluators.standin_timings import standin_result
 from workbench.harness.result import CheckRequest, SuiteResult
 from workbench.traces.importers.harness_output import find_sightings
 from workbench.traces.rows import result_from_rows, rows_from_result

@@ -30,16 +30,16 @@ from typing import Callable, Optional
 
 from workbench import __version__
 from workbench.agent import campaign_text
+from workbench.agent.tool_format import format_result
+from workbench.campaign.config import CampaignConfig, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                        TurnCommitted, TurnStarted)
+from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
+from workbench.campaign.workspace import KERNEL_FILE, Workspace, WorkspaceError
+from workbench.questions.bank import TRIGGERS, load_bank
 from workbench.questions.inbox import read_inbox
 from workbench.questions.policy import Inquiry, Policy
-from workbench.campaign.config import CampaignConfig, new_campaign_id
-from workbench.questions.bank import TRIGGERS, load_bank
-from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
-from workbench.agent.tool_format import format_result
-from workbench.campaign.workspace import KERNEL_FILE, Workspace, WorkspaceError
 
 EXTERNAL_AGENT = "external"             # sessions.agent of a campaign whose agent runs outside the workbench
 LOCK_FILE = ".lock"

@@ -4,7 +4,7 @@
                        --agent claude|offline|replay:PATH --stop "all_correct and geomean_vs_fa3 >= 1.0" \
                        --budget tool_calls=200,wall=2h,usd=20
     workbench campaign --resume 20261130-101500-bank-1a2b
-    workbench campaign --pool ray --ray-address auto ...      # harness runs as Ray tasks (workbench.pool)
+    workbench campaign --pool ray --ray-address auto ...      # harness runs as Ray tasks (workbench.evaluators)
     workbench experiment --modes tools_only,bank --repeats 3 --budget tool_calls=60
 
 Every request is validated before a campaign folder exists or a turn is paid for: the kernel, suite, stop
@@ -25,15 +25,16 @@ from typing import Optional, TextIO
 
 from workbench import validate
 from workbench.agent.backends import BackendError, make_backend
-from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
-                                       InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
-from workbench.questions.policy import MODES, PolicyConfig
 from workbench.agent.loop import Campaign
 from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
-from workbench.harness.paths import REPO_ROOT
+from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
+                                       InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
 from workbench.campaign.workspace import WorkspaceError
 from workbench.cliargs import Parser, count, number, refuse
+from workbench.evaluators import make_evaluator
+from workbench.harness.paths import REPO_ROOT
 from workbench.locks import LockHeld
+from workbench.questions.policy import MODES, PolicyConfig
 from workbench.redaction import redacted_output
 
 SAMPLE_TRACES = REPO_ROOT / "data" / "traces"
@@ -136,13 +137,6 @@ def plan_agent(agent: Optional[str], evaluator: str, base_url: Optional[str]) ->
     return agent, ""
 
 
-def make_evaluator(name: str):
-    if name == "standin":
-        from workbench.agent.standin import KnobEvaluator
-        return KnobEvaluator()
-    return None         # the real harness (tools.default_evaluator)
-
-
 def _add_common(parser: Parser) -> None:
     parser.add_argument("--kernel", help=f"starting kernel (default {DEFAULT_KERNEL})")
     parser.add_argument("--suite", help="suite name or CSV (default dev26)")
@@ -195,7 +189,8 @@ def campaign_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=MODES, default=None, help="question mode (default bank)")
     parser.add_argument("--id", default="", help="campaign id (default: time-mode-random)")
     parser.add_argument("--resume", metavar="ID", help="continue campaign ID from its last committed turn")
-    from workbench.pool import PoolError, add_pool_arguments
+    from workbench.evaluators import add_pool_arguments
+    from workbench.evaluators.evaluator import PoolError
     add_pool_arguments(parser)
     args = parser.parse_args(argv)
     with redacted_output():                   # the log echoes tool inputs and outputs: keys never reach it
@@ -254,7 +249,7 @@ def _pooled(args, evaluator, agent: str):
     from its recording instead."""
     if agent.startswith("replay:"):
         return evaluator, None
-    from workbench.pool import make_pool
+    from workbench.evaluators import make_pool
     pool = make_pool(args.pool, ray_address=args.ray_address, slots=args.slots, evaluator=evaluator)
     return pool.evaluator, pool
 

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 
 from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.workspace import CAMPAIGN_ID, WorkspaceError
+from workbench.evaluators import make_evaluator
+from workbench.harness.result import EXIT_FAILED, EXIT_MET, EXIT_USAGE, exit_code
+from workbench.questions.bank import TRIGGERS
 from workbench.questions.inbox import EmptyQuestion, post_question
 from workbench.questions.policy import MODES, PolicyConfig
-from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
-from workbench.questions.bank import TRIGGERS
-from workbench.campaign.workspace import CAMPAIGN_ID, WorkspaceError
-from workbench.harness.result import EXIT_FAILED, EXIT_MET, EXIT_USAGE, exit_code
 
 # an outside agent's campaign may run for days between a person's sessions: no wall-time limit unless asked for
 EXTERNAL_BUDGET = Budget(tool_calls=300, wall_s=365 * 24 * 3600.0)
@@ -81,13 +82,6 @@ def _validate_new(args, campaign_id: str) -> CampaignConfig:
     return CampaignConfig(kernel_path=kernel, suite=args.suite or "dev26", mode=args.mode or "bank", stop_expr=stop,
                           agent=EXTERNAL_AGENT, campaign_id=campaign_id, root=args.root, budget=budget,
                           policy=policy, seed=args.seed)
-
-
-def make_evaluator(name: str):
-    if name == "standin":
-        from workbench.agent.standin import KnobEvaluator
-        return KnobEvaluator()
-    return None                         # the real harness (campaign_service runs workbench.harness.check)
 
 
 def _agree(args, config: dict, campaign_id: str, per_call: tuple = ()) -> None:

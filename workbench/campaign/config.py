@@ -12,10 +12,10 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from workbench.questions.policy import PolicyConfig
-from workbench.questions.bank import DEFAULT_BANK
 from workbench.cliargs import UsageError, budget_count, budget_dollars, budget_seconds
 from workbench.harness.paths import PROBLEM_FILE
+from workbench.questions.bank import DEFAULT_BANK
+from workbench.questions.policy import PolicyConfig
 
 DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
 DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"      # a campaign's or an evolution's, unless told otherwise

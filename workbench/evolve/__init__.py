@@ -19,7 +19,7 @@ The run stops when a child meets the stop predicate, after the last generation, 
 Modules: config (EvolveConfig, Member), novelty (the filter and knob mutations), run (Evolution), frames
 (tables for notebooks), cli (`workbench evolve`).
 """
-from workbench.evolve.cli import evolve_main, make_inner_evaluator
+from workbench.evolve.cli import evolve_main
 from workbench.evolve.config import STATE_FILE, EvolveConfig, Member
 from workbench.evolve.frames import footer_for, lineage_frame, population_frame, progress_frame, question_gains
 from workbench.evolve.novelty import (knob_mutations, line_changes, normalized_lines, normalized_sha,
@@ -27,6 +27,6 @@ from workbench.evolve.novelty import (knob_mutations, line_changes, normalized_l
 from workbench.evolve.run import Evolution
 
 __all__ = ["STATE_FILE", "EvolveConfig", "Evolution", "Member", "evolve_main",
-           "footer_for", "knob_mutations", "line_changes", "lineage_frame", "make_inner_evaluator",
+           "footer_for", "knob_mutations", "line_changes", "lineage_frame",
            "normalized_lines", "normalized_sha", "novelty_verdict", "population_frame", "progress_frame",
            "question_gains"]

@@ -28,8 +28,8 @@ import ipywidgets as w
 import pandas as pd
 
 from workbench import plots
-from workbench.campaign.events import CampaignStopped
 from workbench.campaign.config import problem_ceiling
+from workbench.campaign.events import CampaignStopped
 from workbench.ui import render
 from workbench.ui.model import CampaignModel
 from workbench.ui.views import CampaignView, bank_options, show_image

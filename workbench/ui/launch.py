@@ -21,11 +21,12 @@ from typing import Optional
 
 from workbench.agent.backends import BackendError, make_backend
 from workbench.agent.backends.replay import ReplayBackend
-from workbench.campaign.events import TurnStarted
-from workbench.questions.policy import PolicyConfig
 from workbench.agent.loop import Campaign
 from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.events import TurnStarted
+from workbench.evaluators import make_evaluator
 from workbench.harness.paths import REPO_ROOT
+from workbench.questions.policy import PolicyConfig
 from workbench.ui.controller import CampaignController
 from workbench.ui.render import DEMO_LABEL, is_standin
 
@@ -118,8 +119,6 @@ def replay_campaign(recording: str | Path, *, root: str | Path = DEFAULT_ROOT, p
 
 
 def live_campaign(settings: Settings, agent: str) -> Campaign:
-    from workbench.agent.cli import make_evaluator
-
     config = CampaignConfig(kernel_path=settings.kernel_path, suite=settings.suite, mode=settings.mode,
                             stop_expr=settings.stop_expr, agent=agent, model=settings.model, root=settings.root,
                             budget=Budget.parse(settings.budget), policy=PolicyConfig(**problem_ceiling()))

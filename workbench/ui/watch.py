@@ -25,14 +25,14 @@ from types import SimpleNamespace
 from typing import Optional
 
 from workbench.agent.campaign_service import CampaignService
-from workbench.questions.inbox import post_question
+from workbench.campaign.config import CampaignConfig
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
-from workbench.questions.policy import Policy
-from workbench.campaign.config import CampaignConfig
-from workbench.questions.bank import load_bank
 from workbench.campaign.recorder import committed_turn
 from workbench.campaign.workspace import Workspace, WorkspaceError
+from workbench.questions.bank import load_bank
+from workbench.questions.inbox import post_question
+from workbench.questions.policy import Policy
 from workbench.traces.rows import result_from_rows
 from workbench.traces.writer import read_table
 
@@ -229,8 +229,8 @@ DEMO_STEPS = (("kernel.cu", {}), ("kernel.cu", {"notes": "timing it again"}),
 def watch_demo(root: str | Path, pace_s: float = 1.0, poll_s: float = 0.25):
     """(controller, note) watching a fresh stand-in campaign under `root` that a thread plays four calls into, as
     an outside agent would: two re-timings, a claim, then a kernel that meets the stop condition."""
+    from workbench.evaluators.standin_timings import KnobEvaluator
     from workbench.questions.policy import PolicyConfig
-    from workbench.agent.standin import KnobEvaluator
 
     Path(root).mkdir(parents=True, exist_ok=True)
     config = CampaignConfig(suite="smoke", mode="hybrid", stop_expr="all_correct and geomean_vs_original >= 1.3",
