@@ -262,7 +262,7 @@ def test_budget_parsing():
 
 
 def test_bad_cli_input_is_one_line(tmp_path, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     assert campaign_main(["--root", str(tmp_path), "--budget", "forever", "--agent", "offline",
                           "--evaluator", "standin"]) == 2
     assert campaign_main(["--root", str(tmp_path), "--kernel", "nope.cu", "--agent", "offline",

@@ -10,8 +10,8 @@ import pytest
 anthropic = pytest.importorskip("anthropic")
 httpx2 = pytest.importorskip("httpx2")
 
-from workbench.agent.backends import BackendError, TurnRequest  # noqa: E402
 from workbench.agent.backends.claude import ClaudeBackend, cost_usd  # noqa: E402
+from workbench.agent.backends.turns import BackendError, TurnRequest  # noqa: E402
 from workbench.agent.loop import Campaign  # noqa: E402
 from workbench.agent.tools import TOOL_SPECS  # noqa: E402
 from workbench.campaign.config import Budget, CampaignConfig  # noqa: E402

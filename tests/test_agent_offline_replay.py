@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.agent import cli
-from workbench.agent.backends import TurnRequest
+from workbench.agent import campaign_cli as cli
 from workbench.agent.backends.offline import ScriptedAgent
 from workbench.agent.backends.replay import ReplayBackend
+from workbench.agent.backends.turns import TurnRequest
 from workbench.agent.loop import Campaign
 from workbench.agent.tools import TOOL_SPECS
 from workbench.campaign.config import Budget, CampaignConfig

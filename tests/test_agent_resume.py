@@ -110,7 +110,7 @@ def test_resume_an_unknown_campaign_says_so(tmp_path):
 
 
 def test_resume_from_the_cli_continues_with_a_bigger_budget(tmp_path, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     args = ["--root", str(tmp_path), "--suite", "smoke", "--evaluator", "standin", "--agent", "offline",
             "--id", "cli-1", "--budget", "turns=2", "--stop", "all_correct and geomean_vs_original >= 100"]
     assert campaign_main(args) == 0

@@ -207,7 +207,7 @@ def test_evolution_is_the_same_on_both_pools(ray_instance, tmp_path):
 
 
 def test_campaign_command_takes_the_ray_pool(ray_instance, tmp_path, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     from workbench.traces.writer import read_table
 
     code = campaign_main(["--root", str(tmp_path), "--id", "on-ray", "--suite", "smoke", "--agent", "offline",

@@ -77,7 +77,7 @@ def test_footer_for_real_and_standin_results():
 
 
 def test_bank_options_follow_the_trigger():
-    from workbench.ui.views import bank_options
+    from workbench.ui.campaign_view import bank_options
 
     bank = load_bank()
     options = bank_options(bank, "claim")

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("ipywidgets", reason="the notebook extra is not installed: pip install -e '.[notebook]'")
 
-from workbench.agent.backends import AssistantTurn, BackendExhausted  # noqa: E402
 from workbench.agent.backends.fake import FakeBackend, call, say  # noqa: E402
+from workbench.agent.backends.turns import AssistantTurn, BackendExhausted  # noqa: E402
 from workbench.agent.loop import Campaign  # noqa: E402
 from workbench.campaign.config import Budget, CampaignConfig  # noqa: E402
 from workbench.evaluators.standin_timings import SequenceEvaluator  # noqa: E402

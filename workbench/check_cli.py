@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from workbench import cli, validate
-from workbench.cliargs import Parser, UsageError, count, number, refuse
+from workbench.arguments import Parser, UsageError, count, number, refuse
 from workbench.harness.check import check
 from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult, exit_code
 from workbench.harness.result_line import format_result_line

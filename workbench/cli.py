@@ -25,8 +25,8 @@ launched_at = None          # when this command started: `workbench check` count
 
 SUBCOMMANDS = {
     "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
-    "campaign": ("workbench.agent.cli", "run an agent campaign on a kernel (question interventions, traces)"),
-    "experiment": ("workbench.agent.cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
+    "campaign": ("workbench.agent.campaign_cli", "run an agent campaign on a kernel (question interventions, traces)"),
+    "experiment": ("workbench.agent.campaign_cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
     "bank": ("workbench.questions.bank", "list, add and promote questions of the question bank"),
     "import": ("workbench.traces.importers", "import Claude Code / Codex transcripts into trace tables"),
     "report": ("workbench.traces.report", "build the intervention-statistics HTML report from traces"),

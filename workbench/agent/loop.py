@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
-from workbench.agent.backends import BackendError, BackendExhausted, TurnRequest
+from workbench.agent.backends.turns import BackendError, BackendExhausted, TurnRequest
 from workbench.agent.tools import HarnessDefaults, Toolbox
 from workbench.campaign.config import CampaignConfig, _config_json, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from workbench.cliargs import UsageError, budget_count, budget_dollars, budget_seconds
+from workbench.arguments import UsageError, budget_count, budget_dollars, budget_seconds
 from workbench.harness.paths import PROBLEM_FILE
 from workbench.questions.bank import DEFAULT_BANK
 from workbench.questions.policy import PolicyConfig

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional
 
-from workbench.cliargs import count
+from workbench.arguments import count
 from workbench.evaluators.evaluator import Evaluator, PoolError, Progress
 from workbench.evaluators.local_pool import LocalPool
 

@@ -1,5 +1,5 @@
 import sys
 
-from workbench.evolve.cli import evolve_main
+from workbench.evolve.evolve_cli import evolve_main
 
 sys.exit(evolve_main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from workbench.evolve.config import STATE_FILE
+from workbench.evolve.evolve_config import STATE_FILE
 
 
 def lineage_frame(traces_root, run_id: str | None = None):

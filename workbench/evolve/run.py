@@ -18,7 +18,7 @@ from workbench import __version__
 from workbench.campaign.events import CampaignStarted, CampaignStopped, EvaluationDone, TurnCommitted
 from workbench.campaign.recorder import TraceRecorder, trim_uncommitted
 from workbench.campaign.workspace import Workspace, WorkspaceError
-from workbench.evolve.config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member
+from workbench.evolve.evolve_config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member
 from workbench.evolve.novelty import knob_mutations, line_changes, normalized_sha, novelty_verdict
 from workbench.harness.result import CheckRequest
 from workbench.questions.bank import load_bank

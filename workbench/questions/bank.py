@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from workbench.cliargs import Parser
+from workbench.arguments import Parser
 from workbench.harness.paths import REPO_ROOT
 
 DEFAULT_BANK = REPO_ROOT / "question_bank.csv"

@@ -31,8 +31,8 @@ from workbench import plots
 from workbench.campaign.config import problem_ceiling
 from workbench.campaign.events import CampaignStopped
 from workbench.ui import render
+from workbench.ui.campaign_view import CampaignView, bank_options, show_image
 from workbench.ui.model import CampaignModel
-from workbench.ui.views import CampaignView, bank_options, show_image
 
 log = logging.getLogger(__name__)
 MAX_TRANSCRIPT_ITEMS = 300          # older turns leave the chat (the trace tables keep everything)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from workbench.agent.backends import BackendError, make_backend
+from workbench.agent.backends import make_backend
 from workbench.agent.backends.replay import ReplayBackend
+from workbench.agent.backends.turns import BackendError
 from workbench.agent.loop import Campaign
 from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
 from workbench.campaign.events import TurnStarted
@@ -57,7 +58,7 @@ def has_api_key() -> bool:
 
 def plan(settings: Settings) -> tuple[str, str]:
     """(agent spec, one line saying what will run and why)."""
-    from workbench.agent.cli import gpu_here
+    from workbench.agent.campaign_cli import gpu_here
 
     if settings.agent:
         return settings.agent, f"agent {settings.agent} (chosen in the settings)"

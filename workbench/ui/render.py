@@ -12,7 +12,7 @@ import re
 
 from workbench.campaign.events import STOP_REASONS
 from workbench.questions.policy import BENIGN_FLAGS
-from workbench.ui.style import CSS  # noqa: F401  (re-exported: views and tests use render.CSS)
+from workbench.ui.style import CSS  # noqa: F401  (re-exported: campaign_view and tests use render.CSS)
 
 DEMO_LABEL = "demo recording: CPU stand-in evaluator, not GPU measurements"
 HARNESS_TIMING = ("device time: CUDA events inside one CUDA-graph replay of the call, L2 flushed before every "

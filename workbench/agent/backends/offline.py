@@ -19,7 +19,7 @@ import itertools
 import json
 from typing import Optional
 
-from workbench.agent.backends import AssistantTurn, TurnRequest
+from workbench.agent.backends.turns import AssistantTurn, TurnRequest
 from workbench.campaign.events import Usage
 from workbench.knobs import parse_knobs
 

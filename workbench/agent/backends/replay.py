@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from workbench.agent.backends import AssistantTurn, BackendError, BackendExhausted, TurnRequest
+from workbench.agent.backends.turns import AssistantTurn, BackendError, BackendExhausted, TurnRequest
 from workbench.campaign.events import Usage
 from workbench.traces.rows import result_from_rows
 

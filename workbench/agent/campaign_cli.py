@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from workbench import validate
-from workbench.agent.backends import BackendError, make_backend
+from workbench.agent.backends import make_backend
+from workbench.agent.backends.turns import BackendError
 from workbench.agent.loop import Campaign
+from workbench.arguments import Parser, count, number, refuse
 from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
 from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
                                        InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
 from workbench.campaign.workspace import WorkspaceError
-from workbench.cliargs import Parser, count, number, refuse
 from workbench.evaluators import make_evaluator
 from workbench.harness.paths import REPO_ROOT
 from workbench.locks import LockHeld

@@ -5,11 +5,11 @@ import sys
 from dataclasses import asdict
 
 from workbench import validate
+from workbench.arguments import Parser, UsageError, budget_count, budget_dollars, budget_seconds, count, number, refuse
 from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP
 from workbench.campaign.workspace import Workspace, WorkspaceError
-from workbench.cliargs import Parser, UsageError, budget_count, budget_dollars, budget_seconds, count, number, refuse
 from workbench.evaluators import make_evaluator
-from workbench.evolve.config import EvolveConfig
+from workbench.evolve.evolve_config import EvolveConfig
 from workbench.evolve.run import Evolution
 
 
