@@ -37,7 +37,8 @@ def parse_args(argv):
     p.add_argument("--suite", default="dev26", help="smoke | dev26 | full | path/to/suite.csv (default dev26)")
     p.add_argument("--baseline", default=None, help="kernel speedups are measured against (default: the original)")
     p.add_argument("--anchors", default=",".join(ANCHORS),
-                   help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped (default: all)")
+                   help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped "
+                        "(default: all)")
     p.add_argument("--stop", default=DEFAULT_STOP, help=f"stop predicate (default {DEFAULT_STOP!r})")
     p.add_argument("--previous-best", type=number(above=0), default=None,
                    help="best geomean vs original so far (jump flag)")
@@ -107,7 +108,8 @@ def timing_lines(result: SuiteResult) -> list[str]:
 def format_summary(result: SuiteResult) -> str:
     counts = result.counts()
     lines = [f"kernel: {result.kernel_path} (sha {result.kernel_sha[:12]})",
-             f"suite: {result.suite}  gpu: {result.gpu or '-'}  wall_s: {result.wall_s:.{1 if result.wall_s >= 10 else 2}f}"]
+             f"suite: {result.suite}  gpu: {result.gpu or '-'}  "
+             f"wall_s: {result.wall_s:.{1 if result.wall_s >= 10 else 2}f}"]
     ran = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
     lines.append(f"scenarios: {ran}" if ran else f"scenarios: none run ({result.status.replace('_', ' ')})")
     geomeans = result.geomeans()

@@ -146,7 +146,8 @@ def _add_common(parser: Parser) -> None:
     parser.add_argument("--model", default="", help="model name for --agent claude")
     parser.add_argument("--base-url", help="an Anthropic-compatible server (vLLM, llama.cpp, Ollama)")
     parser.add_argument("--stop", help=f"stop predicate, checked by the harness (default: {DEFAULT_STOP})")
-    parser.add_argument("--budget", default="", help="tool_calls=N,tokens=N,wall=2h,usd=X,turns=N,idle=N (turns in a row without a tool call; default 8)")
+    parser.add_argument("--budget", default="", help="tool_calls=N,tokens=N,wall=2h,usd=X,turns=N,idle=N (turns in a "
+                                                     "row without a tool call; default 8)")
     parser.add_argument("--root", default="campaigns", help="where campaign folders live (default %(default)s)")
     parser.add_argument("--evaluator", choices=("harness", "standin"), default="harness",
                         help="standin: made-up CPU timings from the kernel's knobs (demos, no GPU)")
@@ -318,7 +319,8 @@ def _experiment_main(argv: list[str] | None = None) -> int:
                        "questions": len(campaign.questions)}
                 summaries[mode].append(row)
                 print(f"{config.campaign_id}: {stopped.reason}, best {_x(stopped.best_vs_fa3)} FA3 / "
-                      f"{_x(stopped.best_vs_original)} original, {stopped.turn} turns, {stopped.tool_calls} tool calls, "
+                      f"{_x(stopped.best_vs_original)} original, {stopped.turn} turns, "
+                      f"{stopped.tool_calls} tool calls, "
                       f"{row['questions']} questions", flush=True)
     except KeyboardInterrupt:
         print("interrupted; the table covers the campaigns that finished")

@@ -131,9 +131,9 @@ class CampaignService:
             recorder = TraceRecorder(self.ws.traces_dir, self.ws.campaign_id, self._session_info())
             unsubscribe = self.bus.subscribe(recorder, critical=True)
             c = self.config
-            self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode,
-                                             agent=f"{EXTERNAL_AGENT} ({interface})", model="", kernel_path=c.kernel_path, suite=c.suite,
-                                             stop_expr=c.stop_expr, workspace=str(self.ws.root),
+            self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode, model="",
+                                             agent=f"{EXTERNAL_AGENT} ({interface})", kernel_path=c.kernel_path,
+                                             suite=c.suite, stop_expr=c.stop_expr, workspace=str(self.ws.root),
                                              resumed=self.turn > 0, turn=self.turn))
             self._held = True
             try:

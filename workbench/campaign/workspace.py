@@ -54,7 +54,8 @@ class Workspace:
         try:
             root.mkdir()               # exclusive: two campaigns started with one id cannot share the folder
         except FileExistsError:
-            raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another id") from None
+            raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another "
+                                 "id") from None
         for sub in ("artifacts", "traces", "state"):
             (root / sub).mkdir()
         ws = cls(root)

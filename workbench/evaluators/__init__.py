@@ -6,12 +6,12 @@ or Ray, and the CPU stand-ins (`make_evaluator("standin")`: made-up timings, no 
         results = [f.result() for f in futures]
     campaign = Campaign.create(config, backend, evaluator=pool.evaluator)   # Callable[[CheckRequest], SuiteResult]
 
-* LocalPool (local_pool.py): each candidate is judged by the harness (`check`), which runs it in a fresh worker subprocess
-  pinned to one GPU (CUDA_VISIBLE_DEVICES), with the harness's timeouts (worker start, every scenario) and
+* LocalPool (local_pool.py): each candidate is judged by the harness (`check`), which runs it in a fresh worker
+  subprocess pinned to one GPU (CUDA_VISIBLE_DEVICES), with the harness's timeouts (worker start, every scenario) and
   crash isolation. Builds run before a GPU is taken, `build_workers` at a time on the CPU cores.
 * RayPool (ray_pool.py): each candidate is one Ray task with one GPU (`num_gpus=1`; CPU slots on a cluster
-  without GPUs) in a fresh Ray worker (`max_calls=1`), never retried; the kernel's source travels with the task. A task that
-  outlives its time limit is cancelled with `ray.cancel(ref, force=True)` (Ray kills the worker and its
+  without GPUs) in a fresh Ray worker (`max_calls=1`), never retried; the kernel's source travels with the task.
+  A task that outlives its time limit is cancelled with `ray.cancel(ref, force=True)` (Ray kills the worker and its
   children) and comes back as status `timeout`; a worker that dies comes back as status `crashed`.
 
 Every result is stamped with where it ran (`versions["host"]`, `versions["device"]`, `versions["pool"]`), and

@@ -193,7 +193,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
         info["error"] = f"the evaluation worker failed to start ({sandbox.describe_exit(proc.returncode)}): {tail}"
     elif proc.returncode and not failure and "gpu" in info and not done:
         # died between scenarios, e.g. while loading the library (a constructor in the candidate's host code)
-        info["error"] = f"the evaluation worker {sandbox.describe_exit(proc.returncode)}" + (f": {tail}" if tail else "")
+        info["error"] = (f"the evaluation worker {sandbox.describe_exit(proc.returncode)}"
+                         + (f": {tail}" if tail else ""))
     lost_at = next((r.name for r in rows.values() if r.reason in ("crash", "timeout", "launch_error")
                     or (job["request"].get("fail_fast") and r.status == FAILED)), None)
     ordered = []

@@ -214,7 +214,8 @@ class SuiteResult:
                    "us": r.stats.median_us if r.stats else None, "tflops": r.tflops,
                    "call_us": r.stats.call_us if r.stats else None,
                    "timing_method": r.stats.method if r.stats else None,
-                   "flags": ",".join(r.flags), **{k: r.scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}}
+                   "flags": ",".join(r.flags),
+                   **{k: r.scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}}
             for name, st in r.reference_stats.items():
                 rec[f"us_{name}"] = st.median_us
                 rec[f"call_us_{name}"] = st.call_us

@@ -44,7 +44,6 @@ UID_RANGE = 4000
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 WRITABLE_SHARED = ("/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue", "/tmp")   # /tmp last
 KEEP_WRITABLE = ("/proc", "/sys", "/dev", "/dev/pts")
-
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 8, 32, 4096, 16384, 1 << 18)

@@ -125,7 +125,8 @@ class ScenarioRun:
                              lse=cached["lse"].to(self.device))
         ref = kernel_output_reference(baseline, s, self.device, tol, seed, rows)
         if ref is not None:
-            self.cache.save_tensor(key, {"rows": ref.rows.cpu(), "o": ref.o.to(torch.bfloat16).cpu(), "lse": ref.lse.cpu()})
+            self.cache.save_tensor(key, {"rows": ref.rows.cpu(), "o": ref.o.to(torch.bfloat16).cpu(),
+                                         "lse": ref.lse.cpu()})
         return ref
 
     def time_kernel(self, kernel, s: Scenario, sets: list[Inputs], check_outputs: bool = True) -> tuple[Stats, str]:

@@ -257,7 +257,8 @@ class CampaignController:
         marks = pd.DataFrame(self.model.marks, columns=["x", "trigger", "label"])
         result = self.model.last_result
         footer = self._footer(result) if result is not None else "no harness run yet"
-        fig = plots.campaign_progress(runs, marks, footer=footer, title="Best geomean so far, questions marked by trigger")
+        fig = plots.campaign_progress(runs, marks, footer=footer,
+                                      title="Best geomean so far, questions marked by trigger")
         png = plots.to_png(fig)
         self._hold_image(hold, self.view.progress, self.view.figures_note)
         hold(self.view.progress_axes)

@@ -102,7 +102,8 @@ def replay_campaign(recording: str | Path, *, root: str | Path = DEFAULT_ROOT, p
     config = CampaignConfig(
         kernel_path=recorded.get("kernel_path", DEFAULT_KERNEL), suite=recorded.get("suite", "dev26"),
         mode=mode or recorded.get("mode", "hybrid"), stop_expr=recorded.get("stop_expr", DEFAULT_STOP),
-        agent=f"replay:{_shown(recording)}", campaign_id=f"replay-{backend.session_id}-{time.strftime('%Y%m%d-%H%M%S')}",
+        agent=f"replay:{_shown(recording)}",
+        campaign_id=f"replay-{backend.session_id}-{time.strftime('%Y%m%d-%H%M%S')}",
         root=str(root), budget=Budget.recorded(recorded.get("budget", {})),
         policy=PolicyConfig(**recorded.get("policy", {})), seed=int(recorded.get("seed", 0)),
         anchors=list(recorded.get("anchors", ["fa3"])))

@@ -27,7 +27,8 @@ from typing import Optional
 from workbench.agent.campaign_service import CampaignService
 from workbench.campaign.config import CampaignConfig
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
-                                       MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
+                                       MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted,
+                                       TurnStarted)
 from workbench.campaign.recorder import committed_turn
 from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.questions.bank import load_bank
@@ -146,7 +147,8 @@ class CampaignWatcher:
         publish = self.bus.publish
         publish(TurnStarted(turn=turn))
         messages = rows["messages"].sort_values(["ts", "block_index"], kind="stable")
-        by_message = {mid: group.sort_values("block_index") for mid, group in messages.groupby("message_id", sort=False)}
+        by_message = {mid: group.sort_values("block_index")
+                      for mid, group in messages.groupby("message_id", sort=False)}
         for mid, group in by_message.items():
             if group.iloc[0]["role"] == "assistant":
                 publish(MessageDone(turn=turn, message_id=mid, parent_id=_text(group.iloc[0]["parent_id"]),
