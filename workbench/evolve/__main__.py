@@ -1,3 +1,4 @@
+"""`python -m workbench.evolve`: the same command as `workbench evolve`."""
 import sys
 
 from workbench.evolve.evolve_cli import evolve_main
