@@ -63,7 +63,7 @@ def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
 
 
 def unit_of(module: str) -> str | None:
-    """`workbench.agent.loop` -> 'agent'; `workbench.pool` -> 'pool'; the root package -> None."""
+    """`workbench.agent.loop` -> 'agent'; `workbench.check_cli` -> 'check_cli'; the root package -> None."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else None
 
