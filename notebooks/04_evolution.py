@@ -37,7 +37,9 @@ import tempfile
 from IPython.display import Image, display
 
 from workbench import evolve, plots
-from workbench.pool import REPO_ROOT, local_gpus, make_pool
+from workbench.evaluators import make_evaluator, make_pool
+from workbench.evaluators.evaluator import local_gpus
+from workbench.harness.paths import REPO_ROOT
 
 KERNEL = str(REPO_ROOT / "kernels" / "attn_fwd" / "ladder" / "02_mma.cu")
 EVALUATOR = "harness" if local_gpus() else "standin"   # standin: made-up CPU timings from the knobs
@@ -54,7 +56,7 @@ print(f"evaluator: {EVALUATOR}" + ("  (CPU stand-in: made-up timings, not a meas
 # say why the novelty filter refused them.
 
 # %%
-with make_pool("local", evaluator=evolve.make_inner_evaluator(EVALUATOR)) as pool:
+with make_pool("local", evaluator=make_evaluator(EVALUATOR)) as pool:
     run = evolve.Evolution.create(config, pool, log=print)
     summary = run.run()
 lineage = evolve.lineage_frame(run.traces_root)

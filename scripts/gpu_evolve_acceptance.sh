@@ -34,7 +34,7 @@ case "$STAGE" in
   env)
     nvidia-smi -L
     nvcc --version | tail -1
-    python3 -c "from workbench.pool import local_gpus; print('local_gpus', local_gpus())"
+    python3 -c "from workbench.evaluators.evaluator import local_gpus; print('local_gpus', local_gpus())"
     # stand-ins through RayPool with one GPU per task: checks the Ray install, GPU accounting and stamps
     python3 scripts/pool_bench.py --standin correct --candidates 4 --suite smoke --pools ray --gpus 2 \
       --json "$OUT/pool_env_standin.json" 2>&1 | tee "$OUT/env.log"

@@ -19,9 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from workbench.evaluators.evaluator import BUILD_WORKERS, group_by_gpu, prebuild  # noqa: E402
+from workbench.evaluators.local_pool import LocalPool  # noqa: E402
+from workbench.evaluators.ray_pool import RayPool  # noqa: E402
 from workbench.harness.result import CheckRequest  # noqa: E402
 from workbench.knobs import parse_knobs  # noqa: E402
-from workbench.pool import BUILD_WORKERS, LocalPool, RayPool, group_by_gpu, prebuild  # noqa: E402
 
 
 def knob_variants(source: str, count: int) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@
 #   scripts/prep_notebook_wheels.sh       # writes .whl/nb/ (ignored by git; ~15 MB)
 #
 # The list is nbclient + nbformat + ipykernel + ipywidgets's dependency closure as the CPU machine's .venv holds
-# it, less what the GPU image already has (device/KINDS.md's package list), pinned to the versions the CPU tests
+# it, less what the GPU image already has (its own package list), pinned to the versions the CPU tests
 # ran with. scripts/gpu_wheels.sh installs .whl/nb/*.whl with the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -4,7 +4,7 @@
 #   scripts/prep_ray_wheels.sh            # writes .whl/ray/ (ignored by git; a few minutes: xz on 2 cores)
 #
 # Ray's wheel (~79 MB) is over what travels to the GPU machine in one call (64 MiB with the working tree), so it
-# goes unpacked and repacked as tar.xz (../shared/GPU.md did the same for FA4's libraries), without the parts
+# goes unpacked and repacked as tar.xz (the way FA4's libraries travel too), without the parts
 # that evaluation never imports: Java jars, RLlib, Serve, Tune, Train, LLM (~32 MB left). jsonschema and its
 # needs are the only Ray requirements missing from the GPU image; they travel as wheels. On the GPU machine:
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/ray/*.whl

@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python scripts/record_demo_campaign.py            # rewrites data/demo/<DEMO_ID>/
 
 No GPU and no API key are needed, and none of its numbers is a measurement: the evaluator below invents
-per-scenario timings from the kernel's `@knob` values (a fixed landscape on top of workbench.agent.standin),
+per-scenario timings from the kernel's `@knob` values (a fixed landscape on top of workbench.evaluators.standin_timings),
 so the notebook UI and the replay backend have a campaign with some texture to show (failing rows, a stall,
 a claim, a suspicious jump, a person's question). Every result carries the GPU name DEMO_GPU, which the
 figures and the notebook print, so a reader can never mistake it for an H200 run.
@@ -28,12 +28,13 @@ sys.path.insert(0, str(REPO))
 
 from workbench import __version__  # noqa: E402
 from workbench.agent.backends.offline import ScriptedAgent  # noqa: E402
-from workbench.agent.events import CampaignStopped, TurnStarted  # noqa: E402
-from workbench.agent.interventions import PolicyConfig  # noqa: E402
-from workbench.agent.loop import Budget, Campaign, CampaignConfig, problem_ceiling  # noqa: E402
-from workbench.agent.questions import load_bank  # noqa: E402
-from workbench.agent.standin import FA3_OVER_ORIGINAL, ORIGINAL_TFLOPS, _stats  # noqa: E402
+from workbench.agent.loop import Campaign  # noqa: E402
+from workbench.campaign.config import Budget, CampaignConfig, problem_ceiling  # noqa: E402
+from workbench.campaign.events import CampaignStopped, TurnStarted  # noqa: E402
+from workbench.evaluators.standin_timings import FA3_OVER_ORIGINAL, ORIGINAL_TFLOPS, _stats  # noqa: E402
 from workbench.knobs import parse_knobs  # noqa: E402
+from workbench.questions.bank import load_bank  # noqa: E402
+from workbench.questions.policy import PolicyConfig  # noqa: E402
 
 DEMO_ID = "demo-cpu-standin"
 DEMO_GPU = "CPU stand-in (demo recording, not GPU measurements)"

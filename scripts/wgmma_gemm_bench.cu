@@ -1,5 +1,5 @@
 // wgmma_gemm_bench.cu: the Hopper operand path (TMA -> 128B-swizzled smem -> wgmma) as a plain GEMM, the gate
-// (>= 600 TFLOP/s on the H200) before the attention rungs depend on it. Issue 12, HOPPER_ATTENTION.md "Rung A".
+// (>= 600 TFLOP/s on the H200) before the attention rungs depend on it. Issue 12, "Rung A".
 //
 //   C[M,N] (bf16) = A[M,K] (bf16, K-major) * B[N,K]^T (bf16, K-major), fp32 accumulate: QK^T's operand case.
 //   Raw PTX only (no CUTLASS/CuTe/cuBLAS); links only cudart (the tensor-map encoder comes through

@@ -51,8 +51,9 @@ def three_source_traces(tmp_path_factory, imported_fixture_traces):
     import shutil
 
     from workbench.agent.backends.offline import ScriptedAgent
-    from workbench.agent.loop import Budget, Campaign, CampaignConfig
-    from workbench.agent.standin import KnobEvaluator
+    from workbench.agent.loop import Campaign
+    from workbench.campaign.config import Budget, CampaignConfig
+    from workbench.evaluators.standin_timings import KnobEvaluator
 
     root = tmp_path_factory.mktemp("three_sources")
     shutil.copytree(imported_fixture_traces, root, dirs_exist_ok=True)

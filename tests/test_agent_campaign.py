@@ -5,12 +5,13 @@ import threading
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
-                                    ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.loop import Budget, Campaign, CampaignConfig
-from workbench.agent.questions import load_bank
-from workbench.agent.standin import SequenceEvaluator
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
+from workbench.campaign.events import (CampaignStopped, EvaluationDone, EventLog, InterventionFired, MessageDone,
+                                       ToolCallFinished, TriggerDetected, TurnCommitted, Usage)
+from workbench.evaluators.standin_timings import SequenceEvaluator
+from workbench.questions.bank import load_bank
+from workbench.questions.policy import PolicyConfig
 from workbench.traces.writer import read_table
 
 KERNEL = "// test kernel\n#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\nint x;\n"
@@ -261,7 +262,7 @@ def test_budget_parsing():
 
 
 def test_bad_cli_input_is_one_line(tmp_path, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     assert campaign_main(["--root", str(tmp_path), "--budget", "forever", "--agent", "offline",
                           "--evaluator", "standin"]) == 2
     assert campaign_main(["--root", str(tmp_path), "--kernel", "nope.cu", "--agent", "offline",

@@ -10,12 +10,13 @@ import pytest
 anthropic = pytest.importorskip("anthropic")
 httpx2 = pytest.importorskip("httpx2")
 
-from workbench.agent.backends import BackendError, TurnRequest  # noqa: E402
 from workbench.agent.backends.claude import ClaudeBackend, cost_usd  # noqa: E402
-from workbench.agent.events import EventLog, InterventionFired, MessageDelta, Usage  # noqa: E402
-from workbench.agent.loop import Budget, Campaign, CampaignConfig  # noqa: E402
-from workbench.agent.standin import SequenceEvaluator  # noqa: E402
+from workbench.agent.backends.turns import BackendError, TurnRequest  # noqa: E402
+from workbench.agent.loop import Campaign  # noqa: E402
 from workbench.agent.tools import TOOL_SPECS  # noqa: E402
+from workbench.campaign.config import Budget, CampaignConfig  # noqa: E402
+from workbench.campaign.events import EventLog, InterventionFired, MessageDelta, Usage  # noqa: E402
+from workbench.evaluators.standin_timings import SequenceEvaluator  # noqa: E402
 from workbench.traces.writer import read_table  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"

@@ -1,9 +1,9 @@
 """Rule-based claim detection, the question choice, and the question bank itself."""
 import pytest
 
-from workbench.agent.interventions import Inbox, Policy, PolicyConfig, detect_claim
-from workbench.agent.questions import LAYERS, TRIGGERS, Question, bank_main, load_bank
-from workbench.agent.standin import standin_result
+from workbench.evaluators.standin_timings import standin_result
+from workbench.questions.bank import LAYERS, TRIGGERS, Question, bank_main, load_bank
+from workbench.questions.policy import Inbox, Policy, PolicyConfig, detect_claim
 
 
 @pytest.mark.parametrize("text, kind", [
@@ -155,7 +155,7 @@ def test_the_seed_bank_covers_every_trigger_and_layer():
 
 def test_bank_cli_list_add_and_promote(tmp_path, capsys):
     import shutil
-    from workbench.agent.questions import DEFAULT_BANK
+    from workbench.questions.bank import DEFAULT_BANK
     from workbench.traces.writer import TraceWriter
 
     path = tmp_path / "bank.csv"

@@ -5,16 +5,18 @@ from pathlib import Path
 
 import pytest
 
-from workbench.agent import cli
-from workbench.agent.backends import TurnRequest
+from workbench.agent import campaign_cli as cli
 from workbench.agent.backends.offline import ScriptedAgent
-from workbench.knobs import knob_layer, parse_knobs
 from workbench.agent.backends.replay import ReplayBackend
-from workbench.agent.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.loop import REPO_ROOT, Budget, Campaign, CampaignConfig
-from workbench.agent.standin import KnobEvaluator
+from workbench.agent.backends.turns import TurnRequest
+from workbench.agent.loop import Campaign
 from workbench.agent.tools import TOOL_SPECS
+from workbench.campaign.config import Budget, CampaignConfig
+from workbench.campaign.events import EvaluationDone, EventLog, InterventionFired, ToolCallFinished, TriggerDetected
+from workbench.evaluators.standin_timings import KnobEvaluator
+from workbench.harness.paths import REPO_ROOT
+from workbench.knobs import knob_layer, parse_knobs
+from workbench.questions.policy import PolicyConfig
 
 KERNEL = """// a toy kernel with three knobs
 #define ROWS_PER_BLOCK 1    // @knob ROWS_PER_BLOCK 1 {1,2}

@@ -3,10 +3,11 @@ committed turn left them."""
 import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.events import EventLog, ToolCallFinished
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.loop import Budget, Campaign, CampaignConfig
-from workbench.agent.standin import SequenceEvaluator
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
+from workbench.campaign.events import EventLog, ToolCallFinished
+from workbench.evaluators.standin_timings import SequenceEvaluator
+from workbench.questions.policy import PolicyConfig
 from workbench.traces.writer import TraceWriter, read_table
 
 KERNEL = "#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\n"
@@ -103,13 +104,13 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(tmp_path, crash_point
 
 
 def test_resume_an_unknown_campaign_says_so(tmp_path):
-    from workbench.agent.workspace import WorkspaceError
+    from workbench.campaign.workspace import WorkspaceError
     with pytest.raises(WorkspaceError, match="no campaign"):
         Campaign.resume("nope", FakeBackend([]), root=str(tmp_path))
 
 
 def test_resume_from_the_cli_continues_with_a_bigger_budget(tmp_path, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     args = ["--root", str(tmp_path), "--suite", "smoke", "--evaluator", "standin", "--agent", "offline",
             "--id", "cli-1", "--budget", "turns=2", "--stop", "all_correct and geomean_vs_original >= 100"]
     assert campaign_main(args) == 0

@@ -6,8 +6,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from workbench.agent.backends.fake import FakeBackend, call, say
-from workbench.agent.loop import Budget, Campaign, CampaignConfig
-from workbench.agent.standin import SequenceEvaluator
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import Budget, CampaignConfig
+from workbench.evaluators.standin_timings import SequenceEvaluator
 
 PLANTED = "sk-ant-api03-PLANTEDkeyPLANTEDkeyPLANTEDkey-0123456789abcdef"
 OTHER_FORMAT = "plantedSecretValue-9f8e7d6c5b4a"          # no recognisable shape: caught as the env var's value
@@ -88,7 +89,7 @@ def _every_text(campaign, captured: str):
 
 
 def test_every_secret_form_split_and_escaped_never_reaches_traces_state_or_stdout(tmp_path, monkeypatch, capsys):
-    from workbench.agent.cli import LogPrinter
+    from workbench.agent.campaign_cli import LogPrinter
     from workbench.redaction import redacted_output
 
     monkeypatch.setenv("MY_SERVICE_PASSWORD", ENV_SECRET)
@@ -127,7 +128,7 @@ def test_every_secret_form_split_and_escaped_never_reaches_traces_state_or_stdou
 
 
 def test_the_campaign_cli_log_is_redacted(tmp_path, monkeypatch, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     monkeypatch.setenv("ANTHROPIC_API_KEY", PLANTED)
     code = campaign_main(["--kernel", str(tmp_path / f"{PLANTED}.cu"), "--agent", "offline", "--evaluator",
                           "standin", "--root", str(tmp_path)])

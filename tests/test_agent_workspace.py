@@ -5,8 +5,8 @@ import pytest
 
 from workbench.agent import tools as tools_module
 from workbench.agent.tools import TOOL_SPECS, Toolbox, format_result, summarise_sass
-from workbench.agent.standin import SequenceEvaluator, standin_result
-from workbench.agent.workspace import MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace, WorkspaceError
+from workbench.campaign.workspace import MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace, WorkspaceError
+from workbench.evaluators.standin_timings import SequenceEvaluator, standin_result
 
 KERNEL = "#define KEY_TILE 8 // @knob KEY_TILE 8 {4,8,16}\n"
 

@@ -7,11 +7,12 @@ import pytest
 
 from workbench.agent.backends.fake import FakeBackend, call, say
 from workbench.agent.campaign_service import CampaignError, CampaignService
-from workbench.agent.inbox_file import post_question, read_inbox
-from workbench.agent.events import EventLog, InterventionFired
-from workbench.agent.interventions import Policy, PolicyConfig
-from workbench.agent.loop import Campaign, CampaignConfig
-from workbench.agent.standin import SequenceEvaluator
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import CampaignConfig
+from workbench.campaign.events import EventLog, InterventionFired
+from workbench.evaluators.standin_timings import SequenceEvaluator
+from workbench.questions.inbox import post_question, read_inbox
+from workbench.questions.policy import Policy, PolicyConfig
 from workbench.traces.writer import TraceWriter, read_table
 
 KERNEL = "// test kernel\n#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\nint x;\n"

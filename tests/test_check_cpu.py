@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.harness.check import check
 from workbench.check_cli import main as check_main
+from workbench.harness.check import check
 from workbench.harness.result import CheckRequest, SuiteResult
 from workbench.traces.writer import read_table
 
@@ -247,11 +247,11 @@ def test_a_timed_launch_that_rewrites_its_inputs_is_judged_on_the_inputs_it_was_
 
 
 def test_rows_timed_at_clocks_far_apart_are_flagged_as_a_timing_remark():
-    from workbench.agent.interventions import BENIGN_FLAGS
     from workbench.harness.check import apply_flags
     from workbench.harness.problem import Problem
     from workbench.harness.result import ScenarioResult, Stats
     from workbench.harness.scenarios import load_suite
+    from workbench.questions.policy import BENIGN_FLAGS
 
     s = next(x for x in load_suite("full") if x.name == "A_d128_c0_s16k")
     timed = lambda us, mhz: Stats(us, us, us, us, 0.0, 5, method="graph_replay", clock_mhz=mhz)

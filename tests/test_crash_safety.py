@@ -81,7 +81,7 @@ def test_a_kill_inside_the_merge_loses_and_duplicates_nothing(tmp_path, point):
     messages = read_table(tmp_path, "messages", "s1")
     assert len(messages) == 160 and messages["message_id"].is_unique
     # a resume trims and appends; the next merge finishes the interrupted one
-    from workbench.agent.recorder import committed_turn, trim_uncommitted
+    from workbench.campaign.recorder import committed_turn, trim_uncommitted
     assert committed_turn(tmp_path, "s1") == 15
     assert trim_uncommitted(tmp_path, "s1", 15) == 0
     TraceWriter(tmp_path, "s1").append("messages", [{"message_id": "after", "block_index": 0, "turn": 16}])
@@ -98,7 +98,7 @@ def test_a_torn_temp_file_is_never_the_only_copy(tmp_path):
     for turn in range(3):
         w.append("messages", [{"message_id": f"m{turn}", "block_index": 0, "turn": turn}])
     (tmp_path / "messages" / "s1" / "merged-00002.123.abcd.tmp").write_bytes(b"PAR1 torn")
-    from workbench.agent.recorder import trim_uncommitted
+    from workbench.campaign.recorder import trim_uncommitted
     trim_uncommitted(tmp_path, "s1", 2)           # resume drops the torn temp file: the parts are all there
     assert len(read_table(tmp_path, "messages", "s1")) == 3
 

@@ -8,12 +8,12 @@ import pytest
 
 from workbench.agent.backends.fake import FakeBackend
 from workbench.agent.backends.offline import ScriptedAgent
-from workbench.agent.questions import load_bank
-from workbench.agent.standin import KnobEvaluator, SequenceEvaluator
+from workbench.evaluators.local_pool import LocalPool
+from workbench.evaluators.standin_timings import KnobEvaluator, SequenceEvaluator
 from workbench.evolve import (EvolveConfig, Evolution, evolve_main, knob_mutations, line_changes, lineage_frame,
                               normalized_sha, novelty_verdict, population_frame, progress_frame)
 from workbench.knobs import parse_knobs
-from workbench.pool import LocalPool
+from workbench.questions.bank import load_bank
 from workbench.traces.writer import TraceWriter, read_table
 
 MMA = "kernels/attn_fwd/ladder/02_mma.cu"

@@ -13,10 +13,10 @@ import pytest
 
 from workbench.agent.campaign_service import CampaignService
 from workbench.agent.external_cli import check_main
-from workbench.agent.loop import CampaignConfig
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.standin import KnobEvaluator
+from workbench.campaign.config import CampaignConfig
+from workbench.evaluators.standin_timings import KnobEvaluator
 from workbench.locks import hold_lock
+from workbench.questions.policy import PolicyConfig
 from workbench.traces.writer import read_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ import shutil
 import pytest
 
 from workbench.agent.tools import Toolbox
-from workbench.agent.workspace import Workspace
+from workbench.campaign.workspace import Workspace
 from workbench.harness.check import gpu_available
 
 pytestmark = pytest.mark.gpu

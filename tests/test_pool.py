@@ -7,11 +7,13 @@ import time
 
 import pytest
 
-from workbench.agent.standin import KnobEvaluator
+from workbench.evaluators import make_pool
+from workbench.evaluators.evaluator import MixedGpuError, failed_result, group_by_gpu, one_gpu_model, PoolError
+from workbench.evaluators.local_pool import LocalPool
+from workbench.evaluators.ray_pool import RayPool
+from workbench.evaluators.standin_timings import KnobEvaluator
 from workbench.harness.result import CheckRequest, SuiteResult
 from workbench.harness.scenarios import SuiteError
-from workbench.pool import (LocalPool, MixedGpuError, RayPool, failed_result, group_by_gpu, make_pool,
-                            one_gpu_model, PoolError)
 
 SMOKE_ROWS = """name,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,causal,dtype,category
 smoke_basic,1,2,2,64,64,64,0,bf16,A
@@ -205,7 +207,7 @@ def test_evolution_is_the_same_on_both_pools(ray_instance, tmp_path):
 
 
 def test_campaign_command_takes_the_ray_pool(ray_instance, tmp_path, capsys):
-    from workbench.agent.cli import campaign_main
+    from workbench.agent.campaign_cli import campaign_main
     from workbench.traces.writer import read_table
 
     code = campaign_main(["--root", str(tmp_path), "--id", "on-ray", "--suite", "smoke", "--agent", "offline",

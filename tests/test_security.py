@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from workbench.agent import tools as tools_module
-from workbench.agent.standin import SequenceEvaluator
 from workbench.agent.tools import Toolbox
-from workbench.agent.workspace import Workspace
+from workbench.campaign.workspace import Workspace
+from workbench.evaluators.standin_timings import SequenceEvaluator
 from workbench.harness import build_guard, sandbox
 
 KERNEL = "#define KEY_TILE 8 // @knob KEY_TILE 8 {4,8,16}\n"
@@ -442,8 +442,8 @@ def test_hostile_transcript_lines_are_counted_not_raised(tmp_path):
 
 
 def test_a_non_utf8_suite_or_bank_is_one_line(tmp_path):
-    from workbench.agent.questions import BankError, load_bank
     from workbench.harness.scenarios import SuiteError, load_suite
+    from workbench.questions.bank import BankError, load_bank
 
     suite = tmp_path / "s.csv"
     suite.write_bytes(b"name,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,causal,dtype\nx\xff,1,1,1,8,8,64,0,bf16\n")

@@ -216,9 +216,9 @@ def test_ncu_on_a_hostile_constructor_gets_nothing_and_changes_nothing(walls):
 
 @needs_ncu
 def test_ncu_profile_tool_of_a_key_reading_constructor(tmp_path, monkeypatch):
-    from workbench.agent.standin import SequenceEvaluator
+    from workbench.evaluators.standin_timings import SequenceEvaluator
     from workbench.agent.tools import HarnessDefaults, Toolbox
-    from workbench.agent.workspace import Workspace
+    from workbench.campaign.workspace import Workspace
 
     stealer = (ROOT / "kernels" / "attn_fwd" / "original.cu").read_text() + r"""
 #include <cstdio>

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.agent.standin import SequenceEvaluator
+from workbench.evaluators.standin_timings import SequenceEvaluator
 from workbench.agent.tools import HarnessDefaults, Toolbox
-from workbench.agent.workspace import Workspace
+from workbench.campaign.workspace import Workspace
 from workbench.harness import sandbox
 
 KEY = "sk-ant-api03-" + "Q7x" * 12 + "-AAAA"

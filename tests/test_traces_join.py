@@ -11,10 +11,10 @@ from datetime import datetime, timezone
 import pytest
 
 from workbench.agent.campaign_service import CampaignService
-from workbench.agent.inbox_file import post_question
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.loop import CampaignConfig
-from workbench.agent.standin import KnobEvaluator
+from workbench.campaign.config import CampaignConfig
+from workbench.evaluators.standin_timings import KnobEvaluator
+from workbench.questions.inbox import post_question
+from workbench.questions.policy import PolicyConfig
 from workbench.traces import analysis as an
 from workbench.traces.importers import import_paths
 from workbench.traces.report import build_report

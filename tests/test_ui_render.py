@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from workbench import plots
-from workbench.agent.loop import REPO_ROOT
-from workbench.agent.questions import load_bank
+from workbench.harness.paths import REPO_ROOT
+from workbench.questions.bank import load_bank
 from workbench.ui import ladder, render
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -77,7 +77,7 @@ def test_footer_for_real_and_standin_results():
 
 
 def test_bank_options_follow_the_trigger():
-    from workbench.ui.views import bank_options
+    from workbench.ui.campaign_view import bank_options
 
     bank = load_bank()
     options = bank_options(bank, "claim")

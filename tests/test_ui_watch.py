@@ -9,11 +9,11 @@ import pytest
 pytest.importorskip("ipywidgets", reason="the notebook extra is not installed: pip install -e '.[notebook]'")
 
 from workbench.agent.campaign_service import CampaignService  # noqa: E402
-from workbench.agent.inbox_file import read_inbox  # noqa: E402
-from workbench.agent.events import CampaignStopped, EvaluationDone, EventLog, InterventionFired  # noqa: E402
-from workbench.agent.interventions import PolicyConfig  # noqa: E402
-from workbench.agent.loop import CampaignConfig  # noqa: E402
-from workbench.agent.standin import KnobEvaluator  # noqa: E402
+from workbench.campaign.config import CampaignConfig  # noqa: E402
+from workbench.campaign.events import CampaignStopped, EvaluationDone, EventLog, InterventionFired  # noqa: E402
+from workbench.evaluators.standin_timings import KnobEvaluator  # noqa: E402
+from workbench.questions.inbox import read_inbox  # noqa: E402
+from workbench.questions.policy import PolicyConfig  # noqa: E402
 from workbench.ui.watch import CampaignWatcher, watch, watch_demo  # noqa: E402
 
 KERNEL_A = "// stand-in kernel\n#define KEY_TILE 8          // @knob KEY_TILE 8 {4,8,16}\nint x;\n"

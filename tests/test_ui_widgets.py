@@ -13,11 +13,12 @@ import pytest
 pytest.importorskip("ipywidgets", reason="the notebook extra is not installed: pip install -e '.[notebook]'")
 
 from workbench.agent.backends.fake import FakeBackend, call, say  # noqa: E402
-from workbench.agent.interventions import PolicyConfig  # noqa: E402
-from workbench.agent.loop import Budget, Campaign, CampaignConfig  # noqa: E402
-from workbench.agent.standin import SequenceEvaluator  # noqa: E402
+from workbench.agent.backends.turns import AssistantTurn, BackendExhausted  # noqa: E402
+from workbench.agent.loop import Campaign  # noqa: E402
+from workbench.campaign.config import Budget, CampaignConfig  # noqa: E402
+from workbench.evaluators.standin_timings import SequenceEvaluator  # noqa: E402
+from workbench.questions.policy import PolicyConfig  # noqa: E402
 from workbench.traces.writer import read_table  # noqa: E402
-from workbench.agent.backends import AssistantTurn, BackendExhausted  # noqa: E402
 from workbench.ui import DEMO_LABEL, DEMO_RECORDING, CampaignController, Settings, launch  # noqa: E402
 from workbench.ui.render import footer_text  # noqa: E402
 

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 import sys
 import time
 from pathlib import Path
 
 from workbench import cli, validate
-from workbench.cliargs import Parser, UsageError, count, number, refuse
+from workbench.arguments import Parser, UsageError, count, number, refuse
 from workbench.harness.check import check
-from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult
+from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult, exit_code
 from workbench.harness.result_line import format_result_line
 from workbench.harness.scenarios import SuiteError
+from workbench.traces.rows import rows_from_result
 from workbench.traces.sources import is_standin_result
 
-EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3
 DEFAULT_STOP = "all_correct"
 DEFAULT_TRACES = "data/traces"
 
@@ -38,7 +37,8 @@ def parse_args(argv):
     p.add_argument("--suite", default="dev26", help="smoke | dev26 | full | path/to/suite.csv (default dev26)")
     p.add_argument("--baseline", default=None, help="kernel speedups are measured against (default: the original)")
     p.add_argument("--anchors", default=",".join(ANCHORS),
-                   help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped (default: all)")
+                   help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped "
+                        "(default: all)")
     p.add_argument("--stop", default=DEFAULT_STOP, help=f"stop predicate (default {DEFAULT_STOP!r})")
     p.add_argument("--previous-best", type=number(above=0), default=None,
                    help="best geomean vs original so far (jump flag)")
@@ -108,7 +108,8 @@ def timing_lines(result: SuiteResult) -> list[str]:
 def format_summary(result: SuiteResult) -> str:
     counts = result.counts()
     lines = [f"kernel: {result.kernel_path} (sha {result.kernel_sha[:12]})",
-             f"suite: {result.suite}  gpu: {result.gpu or '-'}  wall_s: {result.wall_s:.{1 if result.wall_s >= 10 else 2}f}"]
+             f"suite: {result.suite}  gpu: {result.gpu or '-'}  "
+             f"wall_s: {result.wall_s:.{1 if result.wall_s >= 10 else 2}f}"]
     ran = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
     lines.append(f"scenarios: {ran}" if ran else f"scenarios: none run ({result.status.replace('_', ' ')})")
     geomeans = result.geomeans()
@@ -130,39 +131,6 @@ def format_summary(result: SuiteResult) -> str:
     return "\n".join(lines)
 
 
-def exit_code(result: SuiteResult) -> int:
-    if result.status in ("build_failed", "forbidden"):
-        return EXIT_FAILED
-    if result.status in ("static_only", "error", "crashed"):
-        return EXIT_USAGE if result.status != "crashed" else EXIT_FAILED
-    if any(r.status == FAILED for r in result.rows):
-        return EXIT_FAILED
-    return EXIT_MET if result.stop_met else EXIT_NOT_MET
-
-
-def evaluation_rows(result: SuiteResult, session_id: str, call_id: str | None = None) -> list[dict]:
-    now = dt.datetime.now(dt.timezone.utc)
-    variables = result.stop_variables()
-    rows = []
-    for r in result.rows:
-        rows.append({
-            "session_id": session_id, "eval_id": result.eval_id, "call_id": call_id, "kernel_sha": result.kernel_sha,
-            "suite": result.suite, "scenario": r.name, "category": r.category, "status": r.status,
-            "reason": r.reason, "detail": r.detail, "rel_l2_err": r.rel_l2_err, "max_abs_err": r.max_abs_err,
-            "us_median": r.stats.median_us if r.stats else None, "us_p10": r.stats.p10_us if r.stats else None,
-            "us_p90": r.stats.p90_us if r.stats else None, "n_reps": r.stats.n if r.stats else None,
-            "timing_method": r.stats.method if r.stats else None,
-            "call_us_median": r.stats.call_us if r.stats else None,
-            "tflops": r.tflops, "speedup_vs_original": r.speedup("original"),
-            **{f"speedup_vs_{a}": r.speedup(a) for a in ANCHORS},
-            "geomean_vs_original": variables["geomean_vs_original"], "geomean_vs_fa3": variables["geomean_vs_fa3"],
-            "all_correct": result.all_correct, "stop_met": result.stop_met, "flags": ",".join(r.flags),
-            "gpu": result.gpu, "versions_json": json.dumps(result.versions), "ts": now,
-            "is_standin": is_standin_result(result.kernel_path, result.gpu, result.versions),
-        })
-    return rows
-
-
 def write_traces(result: SuiteResult, traces_dir: str) -> str:
     from workbench.traces.writer import TraceWriter
 
@@ -174,7 +142,7 @@ def write_traces(result: SuiteResult, traces_dir: str) -> str:
                                 "stop_expr": result.stop_expr, "gpu": result.gpu,
                                 "is_standin": is_standin_result(result.kernel_path, result.gpu, result.versions),
                                 "stop_reason": "stop met" if result.stop_met else result.status}])
-    writer.append("evaluations", evaluation_rows(result, session_id))
+    writer.append("evaluations", rows_from_result(result, session_id=session_id, call_id=None, ts=now))
     return session_id
 
 
@@ -211,10 +179,9 @@ def main(argv=None) -> int:
     # start-up (torch, CUDA) counts too; a cached build and no GPU can leave the check itself at 0.02 s
     started = cli.launched_at or time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a == "--campaign" or a.startswith("--campaign=") for a in argv):
-        from workbench.agent.external_cli import check_main as check_in_campaign   # an outside agent's campaign
-        return check_in_campaign(argv)
     args = parse_args(argv)
+    if args.campaign is not None:       # the dispatcher sends `check --campaign` to the campaign's own command
+        return refuse("workbench check", UsageError("--campaign: run it as `workbench check KERNEL --campaign ID`"))
     try:
         anchors = validate_request(args)
     except UsageError as err:

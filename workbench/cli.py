@@ -26,9 +26,9 @@ launched_at = None          # when this command started: `workbench check` count
 SUBCOMMANDS = {
     "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
     "warm": ("workbench.warm_cli", "time the original and the anchors once on this GPU (fills the timing cache)"),
-    "campaign": ("workbench.agent.cli", "run an agent campaign on a kernel (question interventions, traces)"),
-    "experiment": ("workbench.agent.cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
-    "bank": ("workbench.agent.questions", "list, add and promote questions of the question bank"),
+    "campaign": ("workbench.agent.campaign_cli", "run an agent campaign on a kernel (question interventions, traces)"),
+    "experiment": ("workbench.agent.campaign_cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
+    "bank": ("workbench.questions.bank", "list, add and promote questions of the question bank"),
     "import": ("workbench.traces.importers", "import Claude Code / Codex transcripts into trace tables"),
     "report": ("workbench.traces.report", "build the intervention-statistics HTML report from traces"),
     "evolve": ("workbench.evolve", "evolutionary search with questions as mutation hints"),
@@ -39,6 +39,9 @@ SUBCOMMANDS = {
 
 
 UNWRAPPED_OUTPUT = ("mcp",)
+# `workbench check KERNEL --campaign ID` judges a kernel inside an outside agent's campaign: the campaign's own
+# command, so plain `workbench check` never imports the agent package
+CAMPAIGN_CHECK = "workbench.agent.external_cli"
 
 
 def usage() -> str:
@@ -64,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workbench: unknown command {name!r}; run `workbench --help` for the list", file=sys.stderr)
         return 2
     module_name = SUBCOMMANDS[name][0]
+    if name == "check" and any(a == "--campaign" or a.startswith("--campaign=") for a in rest):
+        module_name = CAMPAIGN_CHECK
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:

@@ -51,7 +51,8 @@ PATTERNS = [
     (lambda t: "sk-" in t, re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"), 0),
     (lambda t: "sk-" in t, re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
     (lambda t: "A" in t,
-     re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])"), 0),
+     re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
+                r"[A-Z0-9]{16}(?![A-Z0-9])"), 0),
     # an AWS secret access key by shape: 40 base64 characters with upper, lower and a digit, standing alone
     (lambda t: len(t) >= 40,
      re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"

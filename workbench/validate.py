@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.cliargs import UsageError
+from workbench.arguments import UsageError
 
 EXAMPLE_KERNEL = "kernels/attn_fwd/original.cu"
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from workbench import validate
-from workbench.cliargs import Parser, UsageError, count, number, refuse
+from workbench.arguments import Parser, UsageError, count, number, refuse
 from workbench.harness.result import ANCHORS, CheckRequest
 
 PROG = "workbench warm"
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
         anchors = validate_request(args)
     except UsageError as err:
         return refuse(PROG, err)
-    from workbench.harness.problem import ORIGINAL_KERNEL
+    from workbench.harness.paths import ORIGINAL_KERNEL
     from workbench.harness.warm import NO_GPU, device_for, warm
 
     baseline = args.baseline or str(ORIGINAL_KERNEL)

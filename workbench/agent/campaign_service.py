@@ -11,7 +11,7 @@ front ends over this class: one implementation of a harness call in such a campa
 harness, and the built-in loop's trace recorder writing the call, its `evaluations` rows, the question and the
 messages, one turn per call) and one policy (`Policy.question_at_boundary`, the built-in loop's turn-boundary
 decision: stall, suspicious gain, a claim in the `claim` / `notes` text). A person's question waits in the inbox
-file (inbox_file.py: `workbench ask`, the notebook's chat box) and rides on the next check result.
+file (questions/inbox.py: `workbench ask`, the notebook's chat box) and rides on the next check result.
 
 The loop state (policy, best so far, inbox position) is a snapshot per committed turn under state/, written
 before the turn's rows, so a process killed mid-call loses at most that call and never duplicates a row
@@ -30,16 +30,16 @@ from typing import Callable, Optional
 
 from workbench import __version__
 from workbench.agent import campaign_text
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
-                                    MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
-                                    TurnCommitted, TurnStarted)
-from workbench.agent.inbox_file import read_inbox
-from workbench.agent.interventions import Inquiry, Policy
-from workbench.agent.loop import CampaignConfig, new_campaign_id
-from workbench.agent.questions import TRIGGERS, load_bank
-from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.agent.tool_format import format_result
-from workbench.agent.workspace import KERNEL_FILE, Workspace, WorkspaceError
+from workbench.campaign.config import CampaignConfig, new_campaign_id
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
+                                       MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
+                                       TurnCommitted, TurnStarted)
+from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
+from workbench.campaign.workspace import KERNEL_FILE, Workspace, WorkspaceError
+from workbench.questions.bank import TRIGGERS, load_bank
+from workbench.questions.inbox import read_inbox
+from workbench.questions.policy import Inquiry, Policy
 
 EXTERNAL_AGENT = "external"             # sessions.agent of a campaign whose agent runs outside the workbench
 LOCK_FILE = ".lock"
@@ -131,9 +131,9 @@ class CampaignService:
             recorder = TraceRecorder(self.ws.traces_dir, self.ws.campaign_id, self._session_info())
             unsubscribe = self.bus.subscribe(recorder, critical=True)
             c = self.config
-            self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode,
-                                             agent=f"{EXTERNAL_AGENT} ({interface})", model="", kernel_path=c.kernel_path, suite=c.suite,
-                                             stop_expr=c.stop_expr, workspace=str(self.ws.root),
+            self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode, model="",
+                                             agent=f"{EXTERNAL_AGENT} ({interface})", kernel_path=c.kernel_path,
+                                             suite=c.suite, stop_expr=c.stop_expr, workspace=str(self.ws.root),
                                              resumed=self.turn > 0, turn=self.turn))
             self._held = True
             try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from workbench.agent.interventions import Inquiry
+from workbench.questions.policy import Inquiry
 
 QUESTION_OPEN, QUESTION_CLOSE = "=== QUESTION", "=== END QUESTION ==="
 NO_WALL_LIMIT_S = 30 * 86400            # a wall budget longer than this is not worth stating

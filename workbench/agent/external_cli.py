@@ -18,13 +18,14 @@ import sys
 from pathlib import Path
 
 from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
-from workbench.agent.inbox_file import EmptyQuestion, post_question
-from workbench.agent.interventions import MODES, PolicyConfig
-from workbench.agent.loop import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
-from workbench.agent.questions import TRIGGERS
-from workbench.agent.workspace import CAMPAIGN_ID, WorkspaceError
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.workspace import CAMPAIGN_ID, WorkspaceError
+from workbench.evaluators import make_evaluator
+from workbench.harness.result import EXIT_FAILED, EXIT_MET, EXIT_USAGE, exit_code
+from workbench.questions.bank import TRIGGERS
+from workbench.questions.inbox import EmptyQuestion, post_question
+from workbench.questions.policy import MODES, PolicyConfig
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3
 # an outside agent's campaign may run for days between a person's sessions: no wall-time limit unless asked for
 EXTERNAL_BUDGET = Budget(tool_calls=300, wall_s=365 * 24 * 3600.0)
 RECORDED = ("suite", "mode", "stop", "evaluator", "budget")     # options a campaign keeps once it exists
@@ -81,13 +82,6 @@ def _validate_new(args, campaign_id: str) -> CampaignConfig:
     return CampaignConfig(kernel_path=kernel, suite=args.suite or "dev26", mode=args.mode or "bank", stop_expr=stop,
                           agent=EXTERNAL_AGENT, campaign_id=campaign_id, root=args.root, budget=budget,
                           policy=policy, seed=args.seed)
-
-
-def make_evaluator(name: str):
-    if name == "standin":
-        from workbench.agent.standin import KnobEvaluator
-        return KnobEvaluator()
-    return None                         # the real harness (campaign_service runs workbench.harness.check)
 
 
 def _agree(args, config: dict, campaign_id: str, per_call: tuple = ()) -> None:
@@ -164,7 +158,6 @@ def check_main(argv: list[str] | None = None) -> int:
     result = reply.result
     if result is None:
         return EXIT_FAILED
-    from workbench.check_cli import exit_code
     return exit_code(result)
 
 
@@ -192,7 +185,7 @@ def ask_main(argv: list[str] | None = None) -> int:
             with service.session("cli"):
                 reply = service.ask(args.trigger)
             print(reply.text)
-            return EXIT_OK
+            return 0
         if not service.policy.takes_human_questions:
             raise CampaignError(f"campaign {args.campaign} runs in mode {service.config.mode}, which puts no person's "
                                 "question to the agent; use a campaign in mode human or hybrid")
@@ -203,4 +196,4 @@ def ask_main(argv: list[str] | None = None) -> int:
     waiting = service.waiting_questions()
     print(f"queued for campaign {args.campaign}: the agent reads it with its next check result "
           f"({waiting} question{'s' if waiting != 1 else ''} waiting)")
-    return EXIT_OK
+    return 0

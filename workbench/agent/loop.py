@@ -2,7 +2,7 @@
 
     config = CampaignConfig(kernel_path="kernels/attn_fwd/original.cu", suite="dev26", mode="bank")
     campaign = Campaign.create(config, backend)          # campaigns/<id>/ is made; traces are recorded
-    campaign.subscribe(my_callback)                      # every event (workbench.agent.events)
+    campaign.subscribe(my_callback)                      # every event (workbench.campaign.events)
     summary = campaign.run()                             # -> CampaignStopped
 
 From another thread (a notebook widget): `campaign.ask("are you winning on cycles or on wall time?")` puts a
@@ -26,19 +26,17 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
-from workbench.agent.backends import BackendError, BackendExhausted, TurnRequest
-from workbench.agent.config import (DEFAULT_KERNEL, DEFAULT_STOP, NO_IDLE_LIMIT, PROBLEM_FILE,  # noqa: F401
-                                    REPO_ROOT, Budget, CampaignConfig, _config_json, new_campaign_id,
-                                    problem_ceiling)
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
-                                    MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
-                                    TriggerDetected, TurnCommitted, TurnStarted)
-from workbench.agent.interventions import Inbox, Policy, PolicyConfig  # noqa: F401
-from workbench.agent.questions import DEFAULT_BANK, load_bank  # noqa: F401
-from workbench.agent.recorder import TraceRecorder, committed_turn, trim_uncommitted
+from workbench.agent.backends.turns import BackendError, BackendExhausted, TurnRequest
 from workbench.agent.tools import HarnessDefaults, Toolbox
-from workbench.agent.workspace import Workspace, WorkspaceError
-from workbench.locks import HeldLock, LockHeld, acquire_lock  # noqa: F401  (LockHeld: raised to callers)
+from workbench.campaign.config import CampaignConfig, _config_json, new_campaign_id
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
+                                       MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
+                                       TriggerDetected, TurnCommitted, TurnStarted)
+from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
+from workbench.campaign.workspace import Workspace, WorkspaceError
+from workbench.locks import HeldLock, acquire_lock
+from workbench.questions.bank import load_bank
+from workbench.questions.policy import Inbox, Policy
 from workbench.redaction import redact, redact_json, redact_pieces
 
 MAX_INPUT_DEPTH = 32          # a tool input nested deeper is refused (and recorded as a placeholder)

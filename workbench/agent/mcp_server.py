@@ -19,7 +19,7 @@ import sys
 from workbench import __version__
 from workbench.agent.campaign_service import CampaignError, CampaignService
 from workbench.agent.external_cli import add_campaign_arguments, open_or_create
-from workbench.agent.workspace import WorkspaceError
+from workbench.campaign.workspace import WorkspaceError
 
 INSTRUCTIONS = """\
 This server runs one kernel-optimisation campaign, {campaign_id}, with a trusted harness. The kernel you improve is

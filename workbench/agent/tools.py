@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from workbench.agent.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
-                                       WorkspaceError)
+from workbench.campaign.workspace import (KERNEL_FILE, MAX_READ_BYTES, MAX_WRITE_BYTES, Workspace,
+                                          WorkspaceError)
 from workbench.agent.tool_format import (FRAMEWORK_KERNEL, SASS_OPCODES, format_result,  # noqa: F401
                                          summarise_ncu_csv, summarise_sass, unknown_ncu_metrics)
 from workbench.redaction import redact
@@ -51,7 +51,8 @@ TOOL_SPECS = [
     {"name": "read_file", "description": "Read a text file of the campaign workspace, exactly as stored (files "
      "over 1 MiB are refused); long files come in windows of lines: pass offset (first line, from 1) and limit.",
      "input_schema": {"type": "object", "properties": {
-         "path": _PATH, "offset": {"type": "integer", "default": 1}, "limit": {"type": "integer", "default": READ_LINES}},
+         "path": _PATH, "offset": {"type": "integer", "default": 1},
+        "limit": {"type": "integer", "default": READ_LINES}},
          "required": ["path"]}},
     {"name": "list_files", "description": "List files and folders under a workspace folder.",
      "input_schema": {"type": "object", "properties": {"path": {**_PATH, "default": "."}}}},
@@ -241,7 +242,8 @@ class Toolbox:
             known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
             raise WorkspaceError(f"no suite {suite!r}; use one of {known}, or a .csv file of the workspace")
         if not suite.endswith(".csv"):
-            raise WorkspaceError(f"suite {suite!r}: give a suite name ({', '.join(sorted(p.stem for p in SUITES_DIR.glob('*.csv')))}) "
+            names = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
+            raise WorkspaceError(f"suite {suite!r}: give a suite name ({names}) "
                                  "or a .csv file of the workspace")
         self.ws.fs.read_text(suite, MAX_SUITE_BYTES)      # inside, no link, one name, small, UTF-8
         return str(self.ws.fs.path(suite))

@@ -16,17 +16,17 @@ resume point), and trace tables under traces/ (or --traces): one `sessions` row 
 (turn = generation), and one `lineage` row per child, evaluated or rejected: parent sha, question, result.
 The run stops when a child meets the stop predicate, after the last generation, or when a budget runs out.
 
-Modules: config (EvolveConfig, Member), novelty (the filter and knob mutations), run (Evolution), frames
-(tables for notebooks), cli (`workbench evolve`).
+Modules: evolve_config (EvolveConfig, Member), novelty (the filter and knob mutations), run (Evolution), frames
+(tables for notebooks), evolve_cli (`workbench evolve`).
 """
-from workbench.evolve.cli import evolve_main, make_inner_evaluator
-from workbench.evolve.config import DEFAULT_KERNEL, DEFAULT_STOP, STATE_FILE, EvolveConfig, Member
+from workbench.evolve.evolve_cli import evolve_main
+from workbench.evolve.evolve_config import STATE_FILE, EvolveConfig, Member
 from workbench.evolve.frames import footer_for, lineage_frame, population_frame, progress_frame, question_gains
 from workbench.evolve.novelty import (knob_mutations, line_changes, normalized_lines, normalized_sha,
                                       novelty_verdict)
 from workbench.evolve.run import Evolution
 
-__all__ = ["DEFAULT_KERNEL", "DEFAULT_STOP", "STATE_FILE", "EvolveConfig", "Evolution", "Member", "evolve_main",
-           "footer_for", "knob_mutations", "line_changes", "lineage_frame", "make_inner_evaluator",
+__all__ = ["STATE_FILE", "EvolveConfig", "Evolution", "Member", "evolve_main",
+           "footer_for", "knob_mutations", "line_changes", "lineage_frame",
            "normalized_lines", "normalized_sha", "novelty_verdict", "population_frame", "progress_frame",
            "question_gains"]

@@ -1,5 +1,6 @@
+"""`python -m workbench.evolve`: the same command as `workbench evolve`."""
 import sys
 
-from workbench.evolve.cli import evolve_main
+from workbench.evolve.evolve_cli import evolve_main
 
 sys.exit(evolve_main())

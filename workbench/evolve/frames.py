@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from workbench.evolve.config import STATE_FILE
+from workbench.evolve.evolve_config import STATE_FILE
 
 
 def lineage_frame(traces_root, run_id: str | None = None):
@@ -50,7 +50,7 @@ def footer_for(lineage, suite: str = "") -> str:
     where = f" on {suite}" if suite else ""
     if gpus == ["stand-in (CPU)"]:
         return (f"CPU stand-in evaluator{where}: made-up timings from the kernel's @knob values "
-                "(workbench.agent.standin), not a measurement. Geomean speedup vs original.cu.")
+                "(workbench.evaluators.standin_timings), not a measurement. Geomean speedup vs original.cu.")
     return (f"{', '.join(gpus) or 'no GPU recorded'}{where}: workbench harness (CUDA events, L2 flushed, median "
             "of repeats, rotating inputs); geomean speedup vs original.cu over the suite's scenarios.")
 

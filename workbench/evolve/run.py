@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
-from workbench.agent.events import CampaignStarted, CampaignStopped, EvaluationDone, TurnCommitted
-from workbench.agent.questions import load_bank
-from workbench.agent.recorder import TraceRecorder, trim_uncommitted
-from workbench.agent.workspace import Workspace, WorkspaceError
-from workbench.evolve.config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member
+from workbench.campaign.events import CampaignStarted, CampaignStopped, EvaluationDone, TurnCommitted
+from workbench.campaign.recorder import TraceRecorder, trim_uncommitted
+from workbench.campaign.workspace import Workspace, WorkspaceError
+from workbench.evolve.evolve_config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member
 from workbench.evolve.novelty import knob_mutations, line_changes, normalized_sha, novelty_verdict
 from workbench.harness.result import CheckRequest
+from workbench.questions.bank import load_bank
 from workbench.traces.sources import is_standin_result
 
 
@@ -232,8 +232,9 @@ class Evolution:
 
     def _episode(self, slot: int, parent: Member, question) -> tuple[str, str, dict]:
         from workbench.agent.backends import make_backend
-        from workbench.agent.events import InterventionFired, MessageDone
-        from workbench.agent.loop import Budget, Campaign, CampaignConfig
+        from workbench.agent.loop import Campaign
+        from workbench.campaign.config import Budget, CampaignConfig
+        from workbench.campaign.events import InterventionFired, MessageDone
 
         c = self.config
         g = self.state["generation"] + 1

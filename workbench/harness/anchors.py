@@ -1,4 +1,4 @@
-"""The anchor kernels every candidate is timed against (../shared/GPU.md says where each comes from).
+"""The anchor kernels every candidate is timed against; INSTALL_HINTS says where each comes from.
 
 Each anchor is imported behind a guard: a missing one is reported by name with what to install, and the
 harness goes on with the others. An anchor is a callable `anchor(inputs, scenario) -> (o, lse | None)`.
@@ -15,7 +15,7 @@ from workbench.harness.scenarios import Scenario
 Anchor = Callable[[Inputs, Scenario], tuple]
 INSTALL_HINTS = {
     "fa3": "pip install fa3-fwd==0.0.3 (Hopper, bf16)",
-    "fa4": "pip install flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 (see ../shared/GPU.md)",
+    "fa4": "pip install flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1",
     "cudnn": "needs torch with cuDNN >= 9 on a GPU",
     "fa2": "needs torch with CUDA (SDPA flash backend)",
 }

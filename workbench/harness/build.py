@@ -194,10 +194,12 @@ def forbidden_in_source(text: str) -> list[str]:
         if stripped.startswith("#") and "include" in stripped:
             m = FORBIDDEN_INCLUDE.search(stripped)
             if m:
-                reasons.append(f"line {n}: includes {stripped.split('include', 1)[1].strip()} ({m.group(1)} is not allowed)")
+                header = stripped.split('include', 1)[1].strip()
+                reasons.append(f"line {n}: includes {header} ({m.group(1)} is not allowed)")
         code = stripped.split("//", 1)[0]
         if FORBIDDEN_CALLS.search(code):
-            reasons.append(f"line {n}: uses {FORBIDDEN_CALLS.search(code).group(1)} (dynamic loading could reach cuBLAS/cuDNN)")
+            reasons.append(f"line {n}: uses {FORBIDDEN_CALLS.search(code).group(1)} (dynamic loading could reach "
+                           "cuBLAS/cuDNN)")
         if re.search(r"#\s*pragma\s+comment\s*\(\s*lib", stripped):
             reasons.append(f"line {n}: links a library with #pragma comment(lib)")
     return reasons
@@ -259,14 +261,16 @@ def exports_entry_point(so_path: str) -> bool:
 def _summarise(ok: bool, errors: list[CompileError], forbidden: list[str], resources: list[KernelResources],
                source_name: str) -> str:
     if forbidden:
-        return f"{source_name}: forbidden: {forbidden[0]}" + (f" (+{len(forbidden) - 1} more)" if len(forbidden) > 1 else "")
+        more = f" (+{len(forbidden) - 1} more)" if len(forbidden) > 1 else ""
+        return f"{source_name}: forbidden: {forbidden[0]}{more}"
     if not ok:
         first = next((e for e in errors if e.severity == "error"), None)
         if first is None:
             return f"{source_name}: build failed (see the log)"
         where = f"line {first.line}" if first.line else first.file
         more = sum(e.severity == "error" for e in errors) - 1
-        return f"{source_name}: build failed at {where}: {first.message}" + (f" (+{more} more errors)" if more > 0 else "")
+        return f"{source_name}: build failed at {where}: {first.message}" + (
+            f" (+{more} more errors)" if more > 0 else "")
     regs = max((r.registers for r in resources), default=0)
     spills = sum(r.spill_stores + r.spill_loads for r in resources)
     smem = max((r.smem_bytes for r in resources), default=0)
@@ -338,7 +342,8 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
                 if link.returncode != 0:
                     result.log += "\n" + build_guard.filter_log(link.log, own)
                     result.errors += parse_diagnostics(link.log) or [
-                        CompileError("link", None, "error", (link.log.strip().splitlines() or ["link failed"])[-1][:300])]
+                        CompileError("link", None, "error",
+                                     (link.log.strip().splitlines() or ["link failed"])[-1][:300])]
                 else:
                     result.ok = _finish_library(result, work.path("kernel.so"), out_dir, path.name, run.log)
         elif not any(e.severity == "error" for e in result.errors):
@@ -373,7 +378,8 @@ def _read_source(path: Path) -> str:
 def _finish_library(result: BuildResult, built: Path, out_dir: Path, name: str, log: str) -> bool:
     """Checks on the linked library, then move it into the cache (copied without following links)."""
     if not exports_entry_point(str(built)):
-        result.errors.append(CompileError(name, None, "error", f'no exported symbol {ENTRY_POINT}: declare it extern "C"'))
+        result.errors.append(CompileError(name, None, "error",
+                                          f'no exported symbol {ENTRY_POINT}: declare it extern "C"'))
     result.forbidden = forbidden_in_library(str(built))
     result.kernels, refused = list_kernels(str(built), log)
     result.forbidden += refused

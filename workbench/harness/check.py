@@ -24,9 +24,10 @@ from typing import Callable, Optional
 from workbench.harness import sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
-from workbench.harness.problem import ORIGINAL_KERNEL, Problem
+from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
+from workbench.harness.problem import Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
-from workbench.harness.scenarios import REPO_ROOT, Scenario, SuiteError, load_suite
+from workbench.harness.scenarios import Scenario, SuiteError, load_suite
 from workbench.harness.stop import evaluate_stop
 from workbench.harness.timing import EVENTS_DELAYED
 from workbench.harness.timing_proof import profile_samples_from_env
@@ -221,7 +222,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
         info["error"] = f"the evaluation worker failed to start ({sandbox.describe_exit(proc.returncode)}): {tail}"
     elif proc.returncode and not failure and "gpu" in info and not done:
         # died between scenarios, e.g. while loading the library (a constructor in the candidate's host code)
-        info["error"] = f"the evaluation worker {sandbox.describe_exit(proc.returncode)}" + (f": {tail}" if tail else "")
+        info["error"] = (f"the evaluation worker {sandbox.describe_exit(proc.returncode)}"
+                         + (f": {tail}" if tail else ""))
     lost_at = next((r.name for r in rows.values() if r.reason in ("crash", "timeout", "launch_error")
                     or (job["request"].get("fail_fast") and r.status == FAILED)), None)
     ordered = []

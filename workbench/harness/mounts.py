@@ -19,9 +19,10 @@ import struct
 import sys
 from pathlib import Path
 
+from workbench.harness.paths import REPO_ROOT
+
 WRITABLE_SHARED = ("/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue", "/tmp")   # /tmp last
 KEEP_WRITABLE = ("/proc", "/sys", "/dev", "/dev/pts")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 16384
 NR_MOVE_MOUNT, NR_FSOPEN, NR_FSCONFIG, NR_FSMOUNT = 429, 430, 431, 432        # x86_64 and aarch64 alike

@@ -109,7 +109,8 @@ class OwnKernelCheck:
         verdict = judge(seen, self.own_names("candidate"), wrote_output=out.o.numel() > 0)
         outcome = ("", verdict.detail() if verdict.transfers else "")
         if rc:
-            outcome = "unsupported", f"attn_fwd returned error code {rc} on the call recorded for the foreign-kernel check"
+            outcome = "unsupported", (f"attn_fwd returned error code {rc} on the call recorded for the "
+                                      "foreign-kernel check")
         elif not verdict.ok:
             outcome = "foreign_kernel", verdict.detail()
         else:

@@ -5,13 +5,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.harness.scenarios import REPO_ROOT
+from workbench.harness.paths import PROBLEM_FILE
 from workbench.harness.timing import TimingConfig
 from workbench.harness.verify import Tolerances
-
-PROBLEM_DIR = REPO_ROOT / "kernels" / "attn_fwd"
-PROBLEM_FILE = PROBLEM_DIR / "problem.toml"
-ORIGINAL_KERNEL = PROBLEM_DIR / "original.cu"
 
 
 @dataclass

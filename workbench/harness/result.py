@@ -17,6 +17,9 @@ BASELINE = "original"
 
 # status of one scenario
 PASSED, FAILED, UNSUPPORTED, SKIPPED, STATIC_ONLY = "passed", "failed", "unsupported", "skipped", "static_only"
+# what `workbench check` (plain or --campaign) exits with: the stop condition met, the candidate failed, bad input
+# or environment, evaluated but the stop condition not met
+EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET = 0, 1, 2, 3
 
 
 @dataclass
@@ -211,7 +214,8 @@ class SuiteResult:
                    "us": r.stats.median_us if r.stats else None, "tflops": r.tflops,
                    "call_us": r.stats.call_us if r.stats else None,
                    "timing_method": r.stats.method if r.stats else None,
-                   "flags": ",".join(r.flags), **{k: r.scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}}
+                   "flags": ",".join(r.flags),
+                   **{k: r.scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}}
             for name, st in r.reference_stats.items():
                 rec[f"us_{name}"] = st.median_us
                 rec[f"call_us_{name}"] = st.call_us
@@ -219,6 +223,17 @@ class SuiteResult:
                 rec[f"x_{name}"] = r.speedup(name)
             records.append(rec)
         return pd.DataFrame.from_records(records)
+
+
+def exit_code(result: SuiteResult) -> int:
+    """The exit status a command reports for one harness run (EXIT_MET, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MET)."""
+    if result.status in ("build_failed", "forbidden"):
+        return EXIT_FAILED
+    if result.status in ("static_only", "error", "crashed"):
+        return EXIT_USAGE if result.status != "crashed" else EXIT_FAILED
+    if any(r.status == FAILED for r in result.rows):
+        return EXIT_FAILED
+    return EXIT_MET if result.stop_met else EXIT_NOT_MET
 
 
 @dataclass

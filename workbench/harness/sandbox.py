@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workbench.harness import mounts, seccomp
+from workbench.harness.paths import REPO_ROOT
 
 MODE_ENV = "WORKBENCH_SANDBOX"          # auto | off | require
 NS_ENV = "WORKBENCH_SANDBOX_NS"         # set by `sandbox worker` for the worker: which namespaces it entered
@@ -53,7 +54,6 @@ ENV_ALLOWED = re.compile(r"^(?:PATH|LANG|LANGUAGE|TZ|LC_[A-Z]+|LD_LIBRARY_PATH|C
                          r"OPENBLAS_NUM_THREADS|PYTHONHASHSEED|PYTHONUNBUFFERED|NVCC_[A-Z_]+|CC|CXX|CUDAHOSTCXX|"
                          r"CPATH|C_INCLUDE_PATH|CPLUS_INCLUDE_PATH|LIBRARY_PATH|VIRTUAL_ENV|CONDA_PREFIX)$")
 PRIVATE_CAP_ENV = "WORKBENCH_SANDBOX_PRIVATE_MB"   # the private folder's size cap (MiB) for evaluations
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 MS_REC, MS_PRIVATE = 16384, 1 << 18

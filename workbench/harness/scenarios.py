@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SUITES_DIR = REPO_ROOT / "kernels" / "attn_fwd" / "suites"
+from workbench.harness.paths import SUITES_DIR
+
 REQUIRED_COLUMNS = ("name", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "causal", "dtype")
 OPTIONAL_COLUMNS = ("category",)
 SUPPORTED_DTYPES = ("bf16",)

@@ -87,7 +87,8 @@ class Timer:
     def __init__(self, device: str, cfg: TimingConfig):
         self.device, self.cfg = device, cfg
         self.cuda = device.startswith("cuda")
-        self.flush_buffer = torch.empty(cfg.l2_flush_bytes // 4, dtype=torch.int32, device=device) if self.cuda else None
+        self.flush_buffer = (torch.empty(cfg.l2_flush_bytes // 4, dtype=torch.int32, device=device)
+                             if self.cuda else None)
         self.inner_events_ok: Optional[bool] = None   # learnt on the first graph: can in-graph events be read?
         self.cycles_per_us: Optional[float] = None    # torch.cuda._sleep calibration, on first use
         self.tare_us: Optional[float] = None          # the in-graph event pair around nothing, on first use

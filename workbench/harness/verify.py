@@ -258,7 +258,8 @@ class Verifier:
                     prev_errs = errors_against(self.out.o, self.out.lse, previous, self.s)
                     if prev_errs.rel_l2 <= self.tol.rel_l2_tol:
                         raise Failure("stale", f"seed {seed}: output matches the previous inputs' result "
-                                               f"(rel L2 {prev_errs.rel_l2:.1e} to it, {errs.rel_l2:.1e} to the right one)")
+                                               f"(rel L2 {prev_errs.rel_l2:.1e} to it, {errs.rel_l2:.1e} to the "
+                                               "right one)")
                 _check_close(errs, self.tol, f"seed {seed}")
                 worst = errs if worst is None else Errors(max(worst.rel_l2, errs.rel_l2),
                                                            max(worst.max_abs, errs.max_abs), max(worst.lse, errs.lse))

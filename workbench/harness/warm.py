@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from workbench.harness.check import _spec, gpu_available, run_worker
-from workbench.harness.problem import ORIGINAL_KERNEL
+from workbench.harness.paths import ORIGINAL_KERNEL
 from workbench.harness.result import FAILED, CheckRequest, ScenarioResult
 from workbench.harness.scenarios import load_suite
 

@@ -57,5 +57,6 @@ def tick_summary(ax) -> str:
         shown = [t.label1.get_text().replace("\u2212", "-") for t in axis.get_major_ticks()
                  if min(lo, hi) <= t.get_loc() <= max(lo, hi) and t.label1.get_visible()]
         offset = axis.get_offset_text().get_text()
-        parts.append(f"{name} ({axis.get_label().get_text()}): {', '.join(shown)}" + (f" offset {offset}" if offset else ""))
+        parts.append(f"{name} ({axis.get_label().get_text()}): {', '.join(shown)}"
+                     + (f" offset {offset}" if offset else ""))
     return " · ".join(parts)

@@ -207,7 +207,8 @@ def ladder_geomeans(frame, *, footer: str, title: str = "Geomean speedup over FA
                       edgecolor="white" if anchor else None, linewidth=0)
         for bar, value in zip(bars, values):
             if value == value and value > 0:
-                ax.text(bar.get_x() + bar.get_width() / 2, value * 1.08, f"{value:.2f}" if value < 10 else f"{value:.0f}",
+                ax.text(bar.get_x() + bar.get_width() / 2, value * 1.08,
+                        f"{value:.2f}" if value < 10 else f"{value:.0f}",
                         ha="center", va="bottom", fontsize=FONT_SIZE - 3, rotation=90)
     ax.axhline(1.0, color="#e08a1e", linewidth=1.2, linestyle="--", label="FA3 = 1")
     ax.set_yscale("log")

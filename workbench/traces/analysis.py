@@ -176,7 +176,8 @@ def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None, sessio
     lines = edits.groupby("session_id")[["added", "readded"]].sum()
     table = table.merge(lines.rename(columns={"added": "lines_added", "readded": "lines_readded"}),
                         on="session_id", how="left")
-    count_cols = [*IMPORT_COUNTS, "import_files", "message_rows", "sidechain_rows", "human_messages", "input_tokens", "output_tokens",
+    count_cols = [*IMPORT_COUNTS, "import_files", "message_rows", "sidechain_rows", "human_messages", "input_tokens",
+                  "output_tokens",
                   "cache_read_tokens", "cache_write_tokens", "tool_calls", "tool_errors", "questions",
                   "information", "directives", "others", "harness_runs", "gains", "gains_after_question",
                   "lines_added", "lines_readded"]

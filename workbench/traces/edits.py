@@ -90,8 +90,8 @@ class EditTracker:
             return []
         path = str(args.get("file_path") or args.get("path") or "")
         edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
-        pairs = [(e.get("old_string", e.get("old_str", e.get("old"))), e.get("new_string", e.get("new_str", e.get("new"))))
-                 for e in edits if isinstance(e, dict)]
+        pairs = [(e.get("old_string", e.get("old_str", e.get("old"))),
+                  e.get("new_string", e.get("new_str", e.get("new")))) for e in edits if isinstance(e, dict)]
         pairs = [(o, n) for o, n in pairs if isinstance(o, str) and isinstance(n, str)]
         if pairs:
             for old, new in pairs:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from workbench import plots, validate
-from workbench.cliargs import Parser, UsageError, fraction, refuse
+from workbench.arguments import Parser, UsageError, fraction, refuse
 from workbench.traces import analysis as an
 from workbench.traces import edits, rules, sources
 from workbench.traces.integrity import session_warnings

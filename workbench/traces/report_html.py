@@ -32,7 +32,8 @@ th, td { padding: 4px 9px; border-bottom: 1px solid #e8e8e8; vertical-align: top
 th { background: #f2f2f2; text-align: left; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.t { max-width: 420px; min-width: 200px; } td.s { white-space: nowrap; }
-code { font-size: 13px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; } tr:nth-child(even) td { background: #fbfbfb; }
+code { font-size: 13px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
+tr:nth-child(even) td { background: #fbfbfb; }
 .scroll { overflow-x: auto; max-width: 100%; }
 img { max-width: 100%; height: auto; display: block; margin: 8px 0; border: 1px solid #eee; }
 .pill { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; color: #fff; }
@@ -158,7 +159,8 @@ def rules_html(doc: str) -> str:
 
 
 def card(value, key: str) -> str:
-    return f'<div class="card"><div class="v">{html.escape(str(value))}</div><div class="k">{html.escape(key)}</div></div>'
+    return (f'<div class="card"><div class="v">{html.escape(str(value))}</div>'
+            f'<div class="k">{html.escape(key)}</div></div>')
 
 
 def pct(x) -> str:

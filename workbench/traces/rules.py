@@ -13,9 +13,9 @@ A message is a question if any sentence is one; else a directive if any sentence
 else information if any sentence is; else other (empty, "ok", "thanks", slash commands).
 
 **Layers** (`message_layer`). Each layer has keyword patterns (`LAYER_PATTERNS`); the layer with the most
-(non-overlapping) matches wins, ties go to the earlier layer in `LAYERS`, no match is no layer. The agent's layer before a message
-is the same rule applied to the agent's text blocks since the previous steering message (at most the last
-`AGENT_WINDOW` blocks). A message *moved the layer* when both layers are known and differ.
+(non-overlapping) matches wins, ties go to the earlier layer in `LAYERS`, no match is no layer. The agent's layer
+before a message is the same rule applied to the agent's text blocks since the previous steering message (at most
+the last `AGENT_WINDOW` blocks). A message *moved the layer* when both layers are known and differ.
 
 **Claimed limits** (`claims_limit`): the agent's text since the previous steering message matches one of
 `LIMIT_PATTERNS` ("hardware limit", "cannot be improved", "optimal", "best we can do", ...). A message *rejected a

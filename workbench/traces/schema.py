@@ -1,4 +1,5 @@
-"""Explicit pyarrow schemas of the trace tables (DESIGN.md, "Trace tables"), and `lineage` for evolution runs.
+"""Explicit pyarrow schemas of the trace tables (README.md, "Trace analysis and the report"), and `lineage` for
+evolution runs.
 
 Every table carries `session_id`; rows that came from an imported transcript also keep `source_file` and
 `source_line` so any statistic can be traced back to the line it was computed from. Timestamps are UTC

@@ -8,8 +8,8 @@ Three kinds, in the order a report shows them:
   exercise the statistics, never evidence about agents or kernels.
 
 A stand-in result is one the harness did not measure on a GPU: a `standin:NAME` kernel run on the CPU, or a
-stand-in evaluator's invented timings (workbench/agent/standin.py). Every trace row workbench writes for one
-carries `is_standin = true`; older rows are recognised by their `gpu` text.
+stand-in evaluator's invented timings (workbench/evaluators/standin_timings.py). Every trace row workbench
+writes for one carries `is_standin = true`; older rows are recognised by their `gpu` text.
 """
 from __future__ import annotations
 

@@ -6,14 +6,14 @@
     app.start()
 
 Modules: render (HTML from campaign state, pure), style (the stylesheet), model (campaign events into what the
-widgets show), views (the widgets), controller (worker threads and throttled, batched widget updates), launch
+widgets show), campaign_view (the widgets), controller (worker threads and throttled, batched widget updates), launch
 (what to run on this machine, replays), watch (a campaign your own agent runs, followed through its traces).
 """
-from workbench.agent.loop import REPO_ROOT
+from workbench.harness.paths import REPO_ROOT
+from workbench.ui.campaign_view import CampaignView
 from workbench.ui.controller import CampaignController
 from workbench.ui.launch import DEMO_RECORDING, Settings, launch, plan, replay_campaign
 from workbench.ui.render import DEMO_LABEL, fmt_x, stop_reason
-from workbench.ui.views import CampaignView
 from workbench.ui.watch import watch, watch_demo
 
 __all__ = ["CampaignController", "CampaignView", "DEMO_LABEL", "DEMO_RECORDING", "REPO_ROOT", "Settings", "fmt_x",

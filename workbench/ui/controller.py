@@ -28,11 +28,11 @@ import ipywidgets as w
 import pandas as pd
 
 from workbench import plots
-from workbench.agent.events import CampaignStopped
-from workbench.agent.loop import problem_ceiling
+from workbench.campaign.config import problem_ceiling
+from workbench.campaign.events import CampaignStopped
 from workbench.ui import render
+from workbench.ui.campaign_view import CampaignView, bank_options, show_image
 from workbench.ui.model import CampaignModel
-from workbench.ui.views import CampaignView, bank_options, show_image
 
 log = logging.getLogger(__name__)
 MAX_TRANSCRIPT_ITEMS = 300          # older turns leave the chat (the trace tables keep everything)
@@ -257,7 +257,8 @@ class CampaignController:
         marks = pd.DataFrame(self.model.marks, columns=["x", "trigger", "label"])
         result = self.model.last_result
         footer = self._footer(result) if result is not None else "no harness run yet"
-        fig = plots.campaign_progress(runs, marks, footer=footer, title="Best geomean so far, questions marked by trigger")
+        fig = plots.campaign_progress(runs, marks, footer=footer,
+                                      title="Best geomean so far, questions marked by trigger")
         png = plots.to_png(fig)
         self._hold_image(hold, self.view.progress, self.view.figures_note)
         hold(self.view.progress_axes)

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 import pandas as pd
 
-from workbench.agent.loop import REPO_ROOT
+from workbench.harness.paths import REPO_ROOT
 
 KERNELS = REPO_ROOT / "kernels" / "attn_fwd"
 RECORDED_DIR = REPO_ROOT / "docs" / "data"

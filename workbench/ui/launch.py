@@ -19,12 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from workbench.agent.backends import BackendError, make_backend
+from workbench.agent.backends import make_backend
 from workbench.agent.backends.replay import ReplayBackend
-from workbench.agent.events import TurnStarted
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
-                                  problem_ceiling)
+from workbench.agent.backends.turns import BackendError
+from workbench.agent.loop import Campaign
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.events import TurnStarted
+from workbench.evaluators import make_evaluator
+from workbench.harness.paths import REPO_ROOT
+from workbench.questions.policy import PolicyConfig
 from workbench.ui.controller import CampaignController
 from workbench.ui.render import DEMO_LABEL, is_standin
 
@@ -55,7 +58,7 @@ def has_api_key() -> bool:
 
 def plan(settings: Settings) -> tuple[str, str]:
     """(agent spec, one line saying what will run and why)."""
-    from workbench.agent.cli import gpu_here
+    from workbench.agent.campaign_cli import gpu_here
 
     if settings.agent:
         return settings.agent, f"agent {settings.agent} (chosen in the settings)"
@@ -99,7 +102,8 @@ def replay_campaign(recording: str | Path, *, root: str | Path = DEFAULT_ROOT, p
     config = CampaignConfig(
         kernel_path=recorded.get("kernel_path", DEFAULT_KERNEL), suite=recorded.get("suite", "dev26"),
         mode=mode or recorded.get("mode", "hybrid"), stop_expr=recorded.get("stop_expr", DEFAULT_STOP),
-        agent=f"replay:{_shown(recording)}", campaign_id=f"replay-{backend.session_id}-{time.strftime('%Y%m%d-%H%M%S')}",
+        agent=f"replay:{_shown(recording)}",
+        campaign_id=f"replay-{backend.session_id}-{time.strftime('%Y%m%d-%H%M%S')}",
         root=str(root), budget=Budget.recorded(recorded.get("budget", {})),
         policy=PolicyConfig(**recorded.get("policy", {})), seed=int(recorded.get("seed", 0)),
         anchors=list(recorded.get("anchors", ["fa3"])))
@@ -117,8 +121,6 @@ def replay_campaign(recording: str | Path, *, root: str | Path = DEFAULT_ROOT, p
 
 
 def live_campaign(settings: Settings, agent: str) -> Campaign:
-    from workbench.agent.cli import make_evaluator
-
     config = CampaignConfig(kernel_path=settings.kernel_path, suite=settings.suite, mode=settings.mode,
                             stop_expr=settings.stop_expr, agent=agent, model=settings.model, root=settings.root,
                             budget=Budget.parse(settings.budget), policy=PolicyConfig(**problem_ceiling()))

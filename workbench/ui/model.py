@@ -13,9 +13,9 @@ from typing import Optional
 
 import pandas as pd
 
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
-                                    MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
-                                    TriggerDetected, TurnCommitted, TurnStarted)
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
+                                       MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
+                                       TriggerDetected, TurnCommitted, TurnStarted)
 from workbench.ui import render
 
 

@@ -10,9 +10,9 @@ import json
 import math
 import re
 
-from workbench.agent.events import STOP_REASONS
-from workbench.agent.interventions import BENIGN_FLAGS
-from workbench.ui.style import CSS  # noqa: F401  (re-exported: views and tests use render.CSS)
+from workbench.campaign.events import STOP_REASONS
+from workbench.questions.policy import BENIGN_FLAGS
+from workbench.ui.style import CSS  # noqa: F401  (re-exported: campaign_view and tests use render.CSS)
 
 DEMO_LABEL = "demo recording: CPU stand-in evaluator, not GPU measurements"
 HARNESS_TIMING = ("device time: CUDA events inside one CUDA-graph replay of the call, L2 flushed before every "
@@ -208,7 +208,8 @@ def status_html(s: dict) -> str:
     items.append(f'<span><span class="wb-k">tool calls</span> <b>{s.get("tool_calls", 0)}</b></span>')
     items.append(f'<span><span class="wb-k">harness runs</span> <b>{s.get("runs", 0)}</b></span>')
     items.append(f'<span title="{esc(BEST_MEANING)}"><span class="wb-k">best</span> '
-                 f'<b>{fmt_x(s.get("best_vs_original"))}</b> original · <b>{fmt_x(s.get("best_vs_fa3"))}</b> FA3</span>')
+                 f'<b>{fmt_x(s.get("best_vs_original"))}</b> original · '
+                 f'<b>{fmt_x(s.get("best_vs_fa3"))}</b> FA3</span>')
     items.append(f'<span><span class="wb-k">questions</span> <b>{s.get("questions", 0)}</b></span>')
     if s.get("tokens"):
         items.append(f'<span><span class="wb-k">tokens</span> {s["tokens"]:,}'
@@ -362,4 +363,5 @@ def runs_table_html(frame) -> str:
                         else f"<td>{esc(_cell(r.get(k), kind))}</td>" for k, _, kind in RUNS_COLUMNS)
         rows.append(f'<tr class="{"wb-failed" if r.get("failing") else ""}">{cells}</tr>')
     return (f'{CSS}<div class="wb-root"><div class="wb-table-wrap"><table class="wb-table"><thead><tr>{head}</tr>'
-            f'</thead><tbody>{"".join(rows)}</tbody></table></div><div class="wb-legend">{esc(BEST_MEANING)}</div></div>')
+            f'</thead><tbody>{"".join(rows)}</tbody></table></div>'
+            f'<div class="wb-legend">{esc(BEST_MEANING)}</div></div>')

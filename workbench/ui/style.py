@@ -50,13 +50,16 @@ CSS = """
 .wb-stop { background: #eef6ee; border-color: #b9d8bb; }
 .wb-stop.wb-bad { background: #fdecec; border-color: #e5a3a3; }
 .wb-table-wrap { max-height: 430px; overflow: auto; border: 1px solid #dde2ea; border-radius: 4px; }
-.wb-table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; line-height: 1.35; }
+.wb-table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums;
+            line-height: 1.35; }
 .wb-table th { position: sticky; top: 0; background: #f3f5f8; text-align: right; padding: 4px 8px;
                border-bottom: 1px solid #cfd5de; font-weight: 600; white-space: nowrap; }
 .wb-table td { padding: 3px 8px; border-bottom: 1px solid #eef0f3; text-align: right; white-space: nowrap; }
 .wb-table td.wb-l, .wb-table th.wb-l { text-align: left; }
-.wb-table tr.wb-failed td { background: #fde2e2; } .wb-table tr.wb-failed td.wb-status-cell { color: #b71c1c; font-weight: 700; }
-.wb-table tr.wb-suspicious td { background: #fff0cc; } .wb-table tr.wb-suspicious td.wb-flags { color: #7a5200; font-weight: 700; }
+.wb-table tr.wb-failed td { background: #fde2e2; }
+.wb-table tr.wb-failed td.wb-status-cell { color: #b71c1c; font-weight: 700; }
+.wb-table tr.wb-suspicious td { background: #fff0cc; }
+.wb-table tr.wb-suspicious td.wb-flags { color: #7a5200; font-weight: 700; }
 .wb-table tr.wb-unsupported td, .wb-table tr.wb-skipped td { background: #eef0f3; color: #555; }
 .wb-table tr.wb-static_only td { color: #555; }
 .wb-table td.wb-good { color: #1b5e20; font-weight: 600; } .wb-table td.wb-bad { color: #b71c1c; }

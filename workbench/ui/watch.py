@@ -24,16 +24,17 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
 
-from workbench.agent.backends.replay import suite_result_from_rows
 from workbench.agent.campaign_service import CampaignService
-from workbench.agent.inbox_file import post_question
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
-                                    MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted, TurnStarted)
-from workbench.agent.interventions import Policy
-from workbench.agent.loop import CampaignConfig
-from workbench.agent.questions import load_bank
-from workbench.agent.recorder import committed_turn
-from workbench.agent.workspace import Workspace, WorkspaceError
+from workbench.campaign.config import CampaignConfig
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
+                                       MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted,
+                                       TurnStarted)
+from workbench.campaign.recorder import committed_turn
+from workbench.campaign.workspace import Workspace, WorkspaceError
+from workbench.questions.bank import load_bank
+from workbench.questions.inbox import post_question
+from workbench.questions.policy import Policy
+from workbench.traces.rows import result_from_rows
 from workbench.traces.writer import read_table
 
 POLL_S = 1.0
@@ -146,7 +147,8 @@ class CampaignWatcher:
         publish = self.bus.publish
         publish(TurnStarted(turn=turn))
         messages = rows["messages"].sort_values(["ts", "block_index"], kind="stable")
-        by_message = {mid: group.sort_values("block_index") for mid, group in messages.groupby("message_id", sort=False)}
+        by_message = {mid: group.sort_values("block_index")
+                      for mid, group in messages.groupby("message_id", sort=False)}
         for mid, group in by_message.items():
             if group.iloc[0]["role"] == "assistant":
                 publish(MessageDone(turn=turn, message_id=mid, parent_id=_text(group.iloc[0]["parent_id"]),
@@ -181,7 +183,7 @@ class CampaignWatcher:
         first = group.iloc[0]
         request = SimpleNamespace(suite=first["suite"], kernel_path=f"artifacts/{first['kernel_sha']}.cu",
                                   stop_expr=self.config.stop_expr)
-        result = suite_result_from_rows(group, request)
+        result = result_from_rows(group, request)
         new_best = self.policy.on_result(result)
         g_orig, g_fa3 = _finite(first["geomean_vs_original"]), _finite(first["geomean_vs_fa3"])
         if new_best:
@@ -229,8 +231,8 @@ DEMO_STEPS = (("kernel.cu", {}), ("kernel.cu", {"notes": "timing it again"}),
 def watch_demo(root: str | Path, pace_s: float = 1.0, poll_s: float = 0.25):
     """(controller, note) watching a fresh stand-in campaign under `root` that a thread plays four calls into, as
     an outside agent would: two re-timings, a claim, then a kernel that meets the stop condition."""
-    from workbench.agent.interventions import PolicyConfig
-    from workbench.agent.standin import KnobEvaluator
+    from workbench.evaluators.standin_timings import KnobEvaluator
+    from workbench.questions.policy import PolicyConfig
 
     Path(root).mkdir(parents=True, exist_ok=True)
     config = CampaignConfig(suite="smoke", mode="hybrid", stop_expr="all_correct and geomean_vs_original >= 1.3",

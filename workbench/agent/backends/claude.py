@@ -18,8 +18,8 @@ import os
 import time
 from typing import Callable, Optional
 
-from workbench.agent.backends import AssistantTurn, BackendError, TurnRequest
-from workbench.agent.events import Usage
+from workbench.agent.backends.turns import AssistantTurn, BackendError, TurnRequest
+from workbench.campaign.events import Usage
 
 DEFAULT_MODEL = os.environ.get("WORKBENCH_MODEL", "claude-sonnet-4-6")
 DEFAULT_MAX_TOKENS = 16_000

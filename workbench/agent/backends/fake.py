@@ -11,8 +11,8 @@ import copy
 import itertools
 from typing import Callable, Union
 
-from workbench.agent.backends import AssistantTurn, BackendExhausted, TurnRequest
-from workbench.agent.events import Usage
+from workbench.agent.backends.turns import AssistantTurn, BackendExhausted, TurnRequest
+from workbench.campaign.events import Usage
 
 Turn = Union[list, AssistantTurn, Callable[[TurnRequest], Union[list, AssistantTurn]]]
 _ids = itertools.count(1)

@@ -19,8 +19,8 @@ import itertools
 import json
 from typing import Optional
 
-from workbench.agent.backends import AssistantTurn, TurnRequest
-from workbench.agent.events import Usage
+from workbench.agent.backends.turns import AssistantTurn, TurnRequest
+from workbench.campaign.events import Usage
 from workbench.knobs import parse_knobs
 
 def _key(config: dict) -> str:

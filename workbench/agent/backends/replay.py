@@ -14,8 +14,9 @@ import json
 import time
 from pathlib import Path
 
-from workbench.agent.backends import AssistantTurn, BackendError, BackendExhausted, TurnRequest
-from workbench.agent.events import Usage
+from workbench.agent.backends.turns import AssistantTurn, BackendError, BackendExhausted, TurnRequest
+from workbench.campaign.events import Usage
+from workbench.traces.rows import result_from_rows
 
 
 def _session_dirs(root: Path) -> list[str]:
@@ -143,7 +144,7 @@ class ReplayEvaluator:
         self.runs_of_sha: dict = {}     # a kernel re-timed n times is answered with its n recorded runs, in order
 
     def __call__(self, request):
-        from workbench.agent.workspace import text_sha
+        from workbench.campaign.workspace import text_sha
 
         if not self.order:
             raise BackendError("replay: the recording has no harness runs to answer with")
@@ -155,48 +156,4 @@ class ReplayEvaluator:
         else:
             eval_id = self.order[min(self.cursor, len(self.order) - 1)]
         self.cursor += 1
-        return suite_result_from_rows(self.frame[self.frame["eval_id"] == eval_id], request)
-
-
-def suite_result_from_rows(rows, request):
-    """Rebuild a SuiteResult from `evaluations` rows (reference times from the recorded speedups)."""
-    from workbench.harness.result import ScenarioResult, Stats, SuiteResult
-    from workbench.harness.scenarios import load_suite
-
-    try:
-        shapes = {s.name: s.to_dict() for s in load_suite(request.suite)}
-    except Exception:
-        shapes = {}
-    out = []
-    first = rows.iloc[0]
-    for r in rows.itertuples():
-        stats = refs = None
-        if r.us_median == r.us_median and r.us_median is not None:
-            stats = Stats(r.us_median, _num(r.us_p10, r.us_median), _num(r.us_p90, r.us_median), r.us_median,
-                          0.0, int(_num(r.n_reps, 1)))
-            refs = {}
-            for name in ("original", "fa3", "fa4", "cudnn", "fa2"):
-                x = getattr(r, f"speedup_vs_{name}")
-                if x == x and x is not None:
-                    us = r.us_median * x
-                    refs[name] = Stats(us, us, us, us, 0.0, 1)
-        scenario = shapes.get(r.scenario) or {"name": r.scenario, "batch": 1, "heads_q": 1, "heads_kv": 1,
-                                              "seqlen_q": 1, "seqlen_k": 1, "head_dim": 64, "causal": False,
-                                              "dtype": "bf16", "category": r.category or "user"}
-        out.append(ScenarioResult(scenario=scenario, status=r.status, reason=r.reason or "", detail=r.detail or "",
-                                  rel_l2_err=_opt(r.rel_l2_err), max_abs_err=_opt(r.max_abs_err), stats=stats,
-                                  reference_stats=refs or {}, flags=[f for f in (r.flags or "").split(",") if f]))
-    return SuiteResult(kernel_path=request.kernel_path, kernel_sha=first.kernel_sha, suite=first.suite,
-                       status="evaluated" if len(out) else "error", rows=out, gpu=first.gpu or "",
-                       versions=json.loads(first.versions_json or "{}"), stop_expr=request.stop_expr,
-                       stop_met=bool(first.stop_met) if first.stop_met == first.stop_met else None,
-                       flags=[f for f in (first.suite_flags or "").split(",") if f] if "suite_flags" in rows.columns else [],
-                       eval_id="")
-
-
-def _num(x, default):
-    return default if x is None or x != x else x
-
-
-def _opt(x):
-    return None if x is None or x != x else float(x)
+        return result_from_rows(self.frame[self.frame["eval_id"] == eval_id], request)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from workbench import validate
-from workbench.cliargs import Parser, UsageError, refuse
+from workbench.arguments import Parser, UsageError, refuse
 from workbench.locks import LockHeld
 from workbench.traces.importers.claude_code import import_claude_code
 from workbench.traces.importers.codex import import_codex

@@ -1,6 +1,6 @@
 """Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`) into trace tables.
 
-The format, and the traps this importer handles (FIELD_NOTES.md, "Agent transcript formats"):
+The format, and the traps this importer handles (tests/fixtures/transcripts/ holds one of each):
   * one line per content block; `uuid`/`parentUuid` form a tree; `isSidechain` marks sub-agent (Task) lines,
     whose "user" lines are prompts written by the main agent, never by a person;
   * assistant lines repeat `message.id` and `usage` for every block, and streaming partials repeat with growing

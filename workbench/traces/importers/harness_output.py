@@ -25,6 +25,7 @@ import re
 
 from workbench.harness.result_line import find_result_lines
 from workbench.traces.importers.run_identity import RunMerger, Sighting, absorb, same_run
+from workbench.traces.rows import scenario_columns, scenario_from_json, unjudged_columns
 
 DETAIL_CHARS = 500
 
@@ -123,15 +124,6 @@ def find_suite_results(text: str) -> list[tuple[int, dict]]:
     return found
 
 
-def _scenario_flops(scenario: dict) -> float | None:
-    try:
-        from workbench.harness.scenarios import Scenario
-        fields = Scenario.__dataclass_fields__
-        return Scenario(**{k: v for k, v in scenario.items() if k in fields}).flops()
-    except Exception:           # an odd scenario dict must not stop an import
-        return None
-
-
 def _from_suite_result(pos: int, result: dict) -> Sighting:
     overall = (result.get("geomeans") or {}).get("overall") or {}
     s = Sighting("json", pos, [], eval_id=result.get("eval_id") or None, kernel_sha=result.get("kernel_sha"),
@@ -145,33 +137,12 @@ def _from_suite_result(pos: int, result: dict) -> Sighting:
                   suite_flags=",".join(suite_flags) or None,
                   versions_json=json.dumps(versions, sort_keys=True) if versions else None)
     for r in result.get("rows") or []:
-        scenario = r.get("scenario") or {}
-        stats = r.get("stats") or {}
-        refs = r.get("reference_stats") or {}
-        median = _finite(stats.get("median_us"))
-
-        def speedup(name):
-            other = _finite((refs.get(name) or {}).get("median_us"))
-            ok = r.get("status") == "passed" and median and other
-            return other / median if ok else None
-
-        flops = _scenario_flops(scenario)
-        s.rows.append(dict(common, scenario=scenario.get("name"), category=scenario.get("category"),
-                           status=r.get("status"), reason=r.get("reason") or None, detail=r.get("detail") or None,
-                           rel_l2_err=_finite(r.get("rel_l2_err")), max_abs_err=_finite(r.get("max_abs_err")),
-                           us_median=median, us_p10=_finite(stats.get("p10_us")), us_p90=_finite(stats.get("p90_us")),
-                           n_reps=stats.get("n"), tflops=flops / (median * 1e-6) / 1e12 if flops and median else None,
-                           timing_method=stats.get("method") or None, call_us_median=_finite(stats.get("call_us")),
-                           speedup_vs_original=speedup("original"), speedup_vs_fa3=speedup("fa3"),
-                           speedup_vs_fa4=speedup("fa4"), speedup_vs_cudnn=speedup("cudnn"),
-                           speedup_vs_fa2=speedup("fa2"),
-                           flags=",".join(list(r.get("flags") or []) + suite_flags) or None))
+        if isinstance(r, dict):
+            s.rows.append(dict(common, **scenario_columns(scenario_from_json(r))))
     if s.rows:
         s.detail = 3
     else:       # build failed, forbidden, crashed: one row says so
-        status, reason = _row_status(s.status, result.get("all_correct"))
-        s.rows.append(dict(common, status=status or "failed", reason=reason or result.get("status"),
-                           detail=_clip(result.get("error") or None), flags=",".join(suite_flags) or None))
+        s.rows.append(dict(common, **unjudged_columns(s.status or "error", result.get("error"))))
     return s
 
 

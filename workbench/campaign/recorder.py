@@ -13,9 +13,10 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
-from workbench.agent.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
-                                    MessageDone, ToolCallFinished, TurnCommitted)
+from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, InterventionFired,
+                                       MessageDone, ToolCallFinished, TurnCommitted)
 from workbench.redaction import redact_pieces
+from workbench.traces.rows import rows_from_result
 from workbench.traces.sources import is_standin_result
 from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts, write_parquet_durable
 
@@ -26,10 +27,6 @@ FREE_TEXT = ("text", "input_json", "output_text", "error", "question_text", "det
 
 def utc(ts: float | None):
     return datetime.fromtimestamp(ts, tz=timezone.utc) if ts else None
-
-
-def _nan_to_none(x):
-    return None if x is None or x != x else x
 
 
 def block_text(block: dict) -> str:
@@ -115,25 +112,8 @@ class TraceRecorder:
         standin = is_standin_result(r.kernel_path, r.gpu, r.versions)
         if standin:
             self.info["is_standin"] = True       # one made-up number makes the session a stand-in session
-        variables = r.stop_variables() if r.rows else {}
-        common = {"eval_id": e.eval_id, "call_id": e.call_id, "turn": e.turn, "kernel_sha": e.kernel_sha,
-                  "suite": r.suite, "geomean_vs_original": _nan_to_none(variables.get("geomean_vs_original")),
-                  "geomean_vs_fa3": _nan_to_none(variables.get("geomean_vs_fa3")), "all_correct": r.all_correct,
-                  "stop_met": r.stop_met, "suite_flags": ",".join(r.flags), "gpu": r.gpu,
-                  "versions_json": json.dumps(r.versions), "ts": utc(e.ts), "is_standin": standin}
-        if not r.rows:      # build failure, forbidden source, crash: one row says so
-            self.buffer["evaluations"].append(dict(common, status=r.status, reason=r.status, detail=r.error))
-            return
-        for row in r.rows:
-            st = row.stats
-            self.buffer["evaluations"].append(dict(
-                common, scenario=row.name, category=row.category, status=row.status, reason=row.reason,
-                detail=row.detail, rel_l2_err=row.rel_l2_err, max_abs_err=row.max_abs_err,
-                us_median=st.median_us if st else None, us_p10=st.p10_us if st else None,
-                us_p90=st.p90_us if st else None, n_reps=st.n if st else None, tflops=row.tflops,
-                timing_method=(st.method or None) if st else None, call_us_median=st.call_us if st else None,
-                flags=",".join(row.flags),
-                **{f"speedup_vs_{name}": row.speedup(name) for name in ("original", "fa3", "fa4", "cudnn", "fa2")}))
+        self.buffer["evaluations"] += rows_from_result(r, eval_id=e.eval_id, call_id=e.call_id, turn=e.turn,
+                                                       kernel_sha=e.kernel_sha, ts=utc(e.ts), is_standin=standin)
 
     def _on_intervention_fired(self, e: InterventionFired) -> None:
         self.buffer["interventions"].append({

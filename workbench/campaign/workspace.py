@@ -8,7 +8,7 @@
     .lock                  held by the process running the campaign (workbench.locks)
 
 Every path the agent names, and every file the campaign itself reads or writes here, goes through one rule
-(workbench.agent.confine): inside this folder, through no symlink, onto a regular file with one name, written
+(workbench.campaign.confine): inside this folder, through no symlink, onto a regular file with one name, written
 by rename; the campaign's own records are read-only to the agent. Refusals are messages the agent can read.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import re
 from pathlib import Path
 
-from workbench.agent.confine import Confined, Entry, WorkspaceError, split_relative   # noqa: F401  (re-exported)
+from workbench.campaign.confine import Confined, Entry, WorkspaceError, split_relative   # noqa: F401  (re-exported)
 from workbench.redaction import redact, redact_json, replace_surrogates
 
 KERNEL_FILE = "kernel.cu"
@@ -54,7 +54,8 @@ class Workspace:
         try:
             root.mkdir()               # exclusive: two campaigns started with one id cannot share the folder
         except FileExistsError:
-            raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another id") from None
+            raise WorkspaceError(f"{root} already exists; resume it with --resume {campaign_id} or pick another "
+                                 "id") from None
         for sub in ("artifacts", "traces", "state"):
             (root / sub).mkdir()
         ws = cls(root)

@@ -12,14 +12,13 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from workbench.agent.interventions import PolicyConfig
-from workbench.agent.questions import DEFAULT_BANK
-from workbench.cliargs import UsageError, budget_count, budget_dollars, budget_seconds
+from workbench.arguments import UsageError, budget_count, budget_dollars, budget_seconds
+from workbench.harness.paths import PROBLEM_FILE
+from workbench.questions.bank import DEFAULT_BANK
+from workbench.questions.policy import PolicyConfig
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
-DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
-PROBLEM_FILE = REPO_ROOT / "kernels" / "attn_fwd" / "problem.toml"
+DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"      # a campaign's or an evolution's, unless told otherwise
 
 NO_IDLE_LIMIT = 1_000_000
 BUDGET_KEYS = {"calls": "tool_calls", "tool_calls": "tool_calls", "tokens": "tokens", "wall": "wall_s",

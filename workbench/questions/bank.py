@@ -15,9 +15,9 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from workbench.cliargs import Parser
+from workbench.arguments import Parser
+from workbench.harness.paths import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BANK = REPO_ROOT / "question_bank.csv"
 DEFAULT_TRACE_ROOTS = (REPO_ROOT / "data" / "traces", REPO_ROOT / "campaigns")
 COLUMNS = ("id", "text", "trigger", "layer", "source", "notes")

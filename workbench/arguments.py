@@ -13,7 +13,7 @@ import argparse
 import math
 import sys
 
-EXIT_USAGE = 2
+from workbench.harness.result import EXIT_USAGE
 
 
 class UsageError(ValueError):

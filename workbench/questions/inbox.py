@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from workbench.traces.writer import redact
+from workbench.redaction import redact
 
 INBOX_FILE = "inbox.jsonl"
 

@@ -5,9 +5,11 @@ import sys
 from dataclasses import asdict
 
 from workbench import validate
-from workbench.agent.workspace import Workspace, WorkspaceError
-from workbench.cliargs import Parser, UsageError, budget_count, budget_dollars, budget_seconds, count, number, refuse
-from workbench.evolve.config import DEFAULT_KERNEL, DEFAULT_STOP, EvolveConfig
+from workbench.arguments import Parser, UsageError, budget_count, budget_dollars, budget_seconds, count, number, refuse
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP
+from workbench.campaign.workspace import Workspace, WorkspaceError
+from workbench.evaluators import make_evaluator
+from workbench.evolve.evolve_config import EvolveConfig
 from workbench.evolve.run import Evolution
 
 
@@ -45,15 +47,9 @@ def validate_config(config: EvolveConfig, resuming: bool) -> None:
     validate.output_dir(config.traces, "--traces")
 
 
-def make_inner_evaluator(name: str):
-    if name == "standin":
-        from workbench.agent.standin import KnobEvaluator
-        return KnobEvaluator()
-    return None
-
-
 def evolve_main(argv: list[str] | None = None) -> int:
-    from workbench.pool import PoolError, add_pool_arguments, make_pool
+    from workbench.evaluators import add_pool_arguments, make_pool
+    from workbench.evaluators.evaluator import PoolError
 
     parser = Parser(prog="workbench evolve", description=DESCRIPTION)
     parser.add_argument("--kernel", default=None, help=f"seed kernel (default {DEFAULT_KERNEL})")
@@ -105,13 +101,13 @@ def evolve_main(argv: list[str] | None = None) -> int:
         config.pool, config.ray_address, config.slots = args.pool, args.ray_address or "", args.slots or 0
         validate_config(config, resuming=bool(args.resume))
         if config.evaluator == "harness" and args.pool == "local":
-            from workbench.pool import local_gpus
+            from workbench.evaluators.evaluator import local_gpus
             if not local_gpus():
                 raise ValueError("the harness needs a CUDA GPU to verify and time kernels and there is none here; "
                                  "use --pool ray --ray-address ADDR for a cluster, or --evaluator standin for a "
                                  "CPU dry run (made-up timings)")
         pool = make_pool(args.pool, ray_address=args.ray_address, slots=args.slots,
-                         evaluator=make_inner_evaluator(config.evaluator))
+                         evaluator=make_evaluator(config.evaluator))
     except (ValueError, WorkspaceError, PoolError) as err:       # UsageError is a ValueError
         return refuse("workbench evolve", err)
     try:

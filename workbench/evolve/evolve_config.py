@@ -4,10 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from workbench.agent.questions import DEFAULT_BANK
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP
+from workbench.questions.bank import DEFAULT_BANK
 
-DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
-DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"
 STATE_FILE = "state/evolution.json"
 EPISODE_HINT = ("This is one short episode of an evolutionary search. kernel.cu is a parent kernel (geomean {score} "
                 "against the original). Consider this question before you change anything:\n\n{question}\n\n"

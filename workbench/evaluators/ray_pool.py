@@ -1,4 +1,4 @@
-"""RayPool: one Ray task per candidate, one GPU each, in a fresh worker (workbench.pool has the interface).
+"""RayPool: one Ray task per candidate, one GPU each, in a fresh worker (evaluator.py has the interface).
 
 Each task carries the kernel's source, is never retried, and is cancelled with `ray.cancel(ref, force=True)` when
 it outlives its time limit (status `timeout`); a worker that dies comes back as status `crashed`.
@@ -11,9 +11,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Optional
 
+from workbench.evaluators.evaluator import (BUILD_WORKERS, Evaluator, PoolError, Progress, Slots, candidate_timeout_s,
+                                            evaluate, failed_result, is_harness, prebuild, stamp)
+from workbench.harness.paths import REPO_ROOT
 from workbench.harness.result import CheckRequest, SuiteResult
-from workbench.pool import (BUILD_WORKERS, RAY_SHIP_EXCLUDES, REPO_ROOT, Evaluator, PoolError, Progress, _evaluate,
-                            _is_harness, _Slots, candidate_timeout_s, failed_result, prebuild, stamp)
+
+# what a remote cluster is not sent of this checkout (runtime_env working_dir): the code travels, not the records
+RAY_SHIP_EXCLUDES = [".git", ".venv", ".whl", ".cache", "build", "campaigns", "evolutions", "data", "docs",
+                     "notebooks", "**/__pycache__"]
+
 
 def _ray_task(payload: dict, evaluator: Optional[Evaluator]) -> dict:
     """Runs inside a fresh Ray worker: write the shipped sources, judge, stamp, return a plain dict."""
@@ -32,7 +38,7 @@ def _ray_task(payload: dict, evaluator: Optional[Evaluator]) -> dict:
                 path.parent.mkdir()
                 path.write_text(text)
                 setattr(request, field, str(path))
-        result = _evaluate(evaluator, request, None)
+        result = evaluate(evaluator, request, None)
     result.kernel_path = payload["request"]["kernel_path"]
     return stamp(result, host=socket.gethostname(), device=device, pool="ray").to_dict()
 
@@ -94,8 +100,8 @@ class RayPool:
         self.accelerator_type = accelerator_type
         self._progress = progress
         # builds on this host are only useful when the cluster shares this host's build cache
-        self._build = _is_harness(evaluator) and not (address and address != "local") and build_workers > 0
-        self._slots = _Slots(list(range(self.slots)))
+        self._build = is_harness(evaluator) and not (address and address != "local") and build_workers > 0
+        self._slots = Slots(list(range(self.slots)))
         self._executor = ThreadPoolExecutor(self.slots + (build_workers if self._build else 0),
                                             thread_name_prefix="ray-pool")
 

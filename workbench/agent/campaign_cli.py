@@ -4,7 +4,7 @@
                        --agent claude|offline|replay:PATH --stop "all_correct and geomean_vs_fa3 >= 1.0" \
                        --budget tool_calls=200,wall=2h,usd=20
     workbench campaign --resume 20261130-101500-bank-1a2b
-    workbench campaign --pool ray --ray-address auto ...      # harness runs as Ray tasks (workbench.pool)
+    workbench campaign --pool ray --ray-address auto ...      # harness runs as Ray tasks (workbench.evaluators)
     workbench experiment --modes tools_only,bank --repeats 3 --budget tool_calls=60
 
 Every request is validated before a campaign folder exists or a turn is paid for: the kernel, suite, stop
@@ -24,15 +24,18 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from workbench import validate
-from workbench.agent.backends import BackendError, make_backend
-from workbench.agent.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
-                                    InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
-from workbench.agent.interventions import MODES, PolicyConfig
-from workbench.agent.loop import (DEFAULT_KERNEL, DEFAULT_STOP, REPO_ROOT, Budget, Campaign, CampaignConfig,
-                                  problem_ceiling)
-from workbench.agent.workspace import WorkspaceError
-from workbench.cliargs import Parser, count, number, refuse
+from workbench.agent.backends import make_backend
+from workbench.agent.backends.turns import BackendError
+from workbench.agent.loop import Campaign
+from workbench.arguments import Parser, count, number, refuse
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
+                                       InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
+from workbench.campaign.workspace import WorkspaceError
+from workbench.evaluators import make_evaluator
+from workbench.harness.paths import REPO_ROOT
 from workbench.locks import LockHeld
+from workbench.questions.policy import MODES, PolicyConfig
 from workbench.redaction import redacted_output
 
 SAMPLE_TRACES = REPO_ROOT / "data" / "traces"
@@ -135,13 +138,6 @@ def plan_agent(agent: Optional[str], evaluator: str, base_url: Optional[str]) ->
     return agent, ""
 
 
-def make_evaluator(name: str):
-    if name == "standin":
-        from workbench.agent.standin import KnobEvaluator
-        return KnobEvaluator()
-    return None         # the real harness (tools.default_evaluator)
-
-
 def _add_common(parser: Parser) -> None:
     parser.add_argument("--kernel", help=f"starting kernel (default {DEFAULT_KERNEL})")
     parser.add_argument("--suite", help="suite name or CSV (default dev26)")
@@ -150,7 +146,8 @@ def _add_common(parser: Parser) -> None:
     parser.add_argument("--model", default="", help="model name for --agent claude")
     parser.add_argument("--base-url", help="an Anthropic-compatible server (vLLM, llama.cpp, Ollama)")
     parser.add_argument("--stop", help=f"stop predicate, checked by the harness (default: {DEFAULT_STOP})")
-    parser.add_argument("--budget", default="", help="tool_calls=N,tokens=N,wall=2h,usd=X,turns=N,idle=N (turns in a row without a tool call; default 8)")
+    parser.add_argument("--budget", default="", help="tool_calls=N,tokens=N,wall=2h,usd=X,turns=N,idle=N (turns in a "
+                                                     "row without a tool call; default 8)")
     parser.add_argument("--root", default="campaigns", help="where campaign folders live (default %(default)s)")
     parser.add_argument("--evaluator", choices=("harness", "standin"), default="harness",
                         help="standin: made-up CPU timings from the kernel's knobs (demos, no GPU)")
@@ -194,7 +191,8 @@ def campaign_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=MODES, default=None, help="question mode (default bank)")
     parser.add_argument("--id", default="", help="campaign id (default: time-mode-random)")
     parser.add_argument("--resume", metavar="ID", help="continue campaign ID from its last committed turn")
-    from workbench.pool import PoolError, add_pool_arguments
+    from workbench.evaluators import add_pool_arguments
+    from workbench.evaluators.evaluator import PoolError
     add_pool_arguments(parser)
     args = parser.parse_args(argv)
     with redacted_output():                   # the log echoes tool inputs and outputs: keys never reach it
@@ -253,7 +251,7 @@ def _pooled(args, evaluator, agent: str):
     from its recording instead."""
     if agent.startswith("replay:"):
         return evaluator, None
-    from workbench.pool import make_pool
+    from workbench.evaluators import make_pool
     pool = make_pool(args.pool, ray_address=args.ray_address, slots=args.slots, evaluator=evaluator)
     return pool.evaluator, pool
 
@@ -321,7 +319,8 @@ def _experiment_main(argv: list[str] | None = None) -> int:
                        "questions": len(campaign.questions)}
                 summaries[mode].append(row)
                 print(f"{config.campaign_id}: {stopped.reason}, best {_x(stopped.best_vs_fa3)} FA3 / "
-                      f"{_x(stopped.best_vs_original)} original, {stopped.turn} turns, {stopped.tool_calls} tool calls, "
+                      f"{_x(stopped.best_vs_original)} original, {stopped.turn} turns, "
+                      f"{stopped.tool_calls} tool calls, "
                       f"{row['questions']} questions", flush=True)
     except KeyboardInterrupt:
         print("interrupted; the table covers the campaigns that finished")

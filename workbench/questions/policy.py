@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
-from workbench.agent.questions import Question
+from workbench.questions.bank import Question
 
 MODES = ("tools_only", "bank", "human", "hybrid")
 BENIGN_FLAGS = {"noisy", "not_graph_capturable", "clock_apart"}   # timing remarks, not suspicions ("noisy:3")
