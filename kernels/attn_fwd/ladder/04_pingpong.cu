@@ -7,11 +7,12 @@
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal non-persistent with mirrored pairs of query blocks (>= 1024
-//   tiles) or every head's longest block first; split keys under a wave, merged by combine_kernel;
+//   tiles under 128 blocks), else longest block first in chunks of heads whose K/V fit in L2 (FA3's LPT order);
+//   split keys under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full --anchors fa3,cudnn,fa2`): v6 0.953x FA3
-// (A 0.916 B 0.908 C 0.908 D 1.136); this file (v8) 0.972 in ladder_bench (run 16 of docs/kernel_ladder.md).
+// (A 0.916 B 0.908 C 0.908 D 1.136); v8 0.972 (A 0.921 B 0.924 C 0.934 D 1.166), campaign h200-fa3-race run 18.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -60,7 +61,7 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 1      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: longest blocks first, 1 = K/V in L2 only, 2 = in chunks
+#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: longest blocks first, 1 = K/V in L2 only, 2 = in chunks
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
