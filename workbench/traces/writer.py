@@ -265,7 +265,7 @@ class TraceWriter:
 
 def read_table(root: str | Path, table: str, session_id: str | None = None):
     """All rows of one table under root (optionally one session) as a pandas DataFrame."""
-    parts = table_files(root, table, session_id)
+    parts = [p for p in table_files(root, table, session_id) if p.is_file()]     # a FIFO would block the read
     schema = TABLES[table]
     if not parts:
         return schema.empty_table().to_pandas()
@@ -354,15 +354,22 @@ def session_lock(root: str | Path, session_id: str, what: str | None = None):
     return hold_lock(Path(root) / LOCKS_DIR / f"session-{session_id}.lock", what=what or f"session {session_id}")
 
 
-def replace_session(root: str | Path, session_id: str, rows_by_table: dict) -> dict:
+class SessionTaken(ValueError):
+    """The root holds another session under this id (replace_session's `may_replace` said no)."""
+
+
+def replace_session(root: str | Path, session_id: str, rows_by_table: dict, may_replace=None) -> dict:
     """Make the session's rows in every table exactly `rows_by_table` (tables not given end up empty), with a
     kill at any point leaving each table either old or new. Raises LockHeld while another process imports the
-    same session. Returns rows written per table."""
+    same session, and SessionTaken when may_replace(root's sessions rows of this id) is false (checked under
+    the lock). Returns rows written per table."""
     root = Path(root)
     arrows = {t: to_table(t, [dict(r, session_id=session_id) for r in rows])       # bad rows fail before any write
               for t, rows in rows_by_table.items() if rows}
     with session_lock(root, session_id, what=f"import of session {session_id}"):
         _roll_forward(root, session_id)                 # an earlier import of this session cut short
+        if may_replace is not None and not may_replace(read_table(root, "sessions", session_id)):
+            raise SessionTaken(f"session id {session_id} is taken in {root} by another session")
         staging = re.compile(rf"^\.{re.escape(session_id)}\.(new|old)-[0-9a-f]{{12}}$")
         for table in TABLES:                            # staging of an import killed before its journal
             for orphan in (root / table).iterdir() if (root / table).is_dir() else []:

@@ -25,6 +25,7 @@ import re
 
 from workbench.harness.result_line import find_result_lines
 from workbench.traces.importers.run_identity import RunMerger, Sighting, absorb, same_run
+from workbench.traces.importers.values import count, text, text_id
 
 DETAIL_CHARS = 500
 
@@ -76,6 +77,46 @@ def _suite_row(s: Sighting, all_correct, stop_met, **extra) -> dict:
                 geomean_vs_original=s.geomeans.get("original"), geomean_vs_fa3=s.geomeans.get("fa3"),
                 all_correct=all_correct if isinstance(all_correct, bool) else None,
                 stop_met=stop_met if isinstance(stop_met, bool) else None, **extra)
+
+
+# ---- what a printed result may hold ---------------------------------------------------------------------
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value) -> list[str]:
+    return [v for v in _list(value) if isinstance(v, str)]
+
+
+def _well_typed(obj: dict) -> dict:
+    """A result line's or SuiteResult's fields, each of the type the sightings read (another type: absent).
+    The object was printed into tool output, so anything can be in it: an agent's own JSON, a hand edit."""
+    out = dict(obj)
+    for key in ("eval_id", "kernel_sha", "suite", "status", "gpu"):
+        out[key] = text_id(obj.get(key))
+    out["error"] = text(obj.get("error"))
+    out["geomeans"] = {"overall": {str(k): v for k, v in _dict(_dict(obj.get("geomeans")).get("overall")).items()}}
+    out["counts"] = {k: v for k, v in _dict(obj.get("counts")).items()
+                     if isinstance(v, int) and not isinstance(v, bool)}
+    out["failures"] = [{k: text_id(v) for k, v in f.items()}
+                       for f in _list(obj.get("failures")) if isinstance(f, dict)]
+    out["flags"] = _strings(obj.get("flags"))
+    out["versions"] = _dict(obj.get("versions")) or None
+    rows = []
+    for r in _list(obj.get("rows")):
+        if isinstance(r, dict):
+            scenario = {k: (text_id(v) if k in ("name", "category") else v)
+                        for k, v in _dict(r.get("scenario")).items()}
+            rows.append(dict(r, scenario=scenario, stats=_dict(r.get("stats")), flags=_strings(r.get("flags")),
+                             reference_stats={k: _dict(v) for k, v in _dict(r.get("reference_stats")).items()},
+                             status=text_id(r.get("status")), reason=text(r.get("reason")),
+                             detail=text(r.get("detail"))))
+    out["rows"] = rows
+    return out
 
 
 # ---- the result line ---------------------------------------------------------------------------------
@@ -160,8 +201,10 @@ def _from_suite_result(pos: int, result: dict) -> Sighting:
                            status=r.get("status"), reason=r.get("reason") or None, detail=r.get("detail") or None,
                            rel_l2_err=_finite(r.get("rel_l2_err")), max_abs_err=_finite(r.get("max_abs_err")),
                            us_median=median, us_p10=_finite(stats.get("p10_us")), us_p90=_finite(stats.get("p90_us")),
-                           n_reps=stats.get("n"), tflops=flops / (median * 1e-6) / 1e12 if flops and median else None,
-                           timing_method=stats.get("method") or None, call_us_median=_finite(stats.get("call_us")),
+                           n_reps=count(stats.get("n")) or None,
+                           tflops=flops / (median * 1e-6) / 1e12 if flops and median else None,
+                           timing_method=text_id(stats.get("method")) or None,
+                           call_us_median=_finite(stats.get("call_us")),
                            speedup_vs_original=speedup("original"), speedup_vs_fa3=speedup("fa3"),
                            speedup_vs_fa4=speedup("fa4"), speedup_vs_cudnn=speedup("cudnn"),
                            speedup_vs_fa2=speedup("fa2"),
@@ -269,8 +312,8 @@ def find_sightings(text: str) -> list[Sighting]:
     """Every harness run printed in one tool output, in order; shapes of one run in it are merged."""
     if not text:
         return []
-    found = [_from_result_line(pos, obj) for pos, obj in find_result_lines(text)]
-    found += [_from_suite_result(pos, obj) for pos, obj in find_suite_results(text)]
+    found = [_from_result_line(pos, _well_typed(obj)) for pos, obj in find_result_lines(text)]
+    found += [_from_suite_result(pos, _well_typed(obj)) for pos, obj in find_suite_results(text)]
     fails = [(m.start(), m.group(1)) for m in FAIL_ROW.finditer(text)]
     last = 0
     for run in find_harness_lines(text):
