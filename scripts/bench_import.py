@@ -2,17 +2,16 @@
 
     PYTHONPATH=. .venv/bin/python scripts/bench_import.py --calls 5000 10000 20000 100000
 
-For each size one transcript is written to a temporary folder and imported by the real CLI
-(`python -m workbench.cli import FILE -o OUT`) in a child process; the script prints the wall time, the
-child's CPU time (user + system: steadier than wall time on a shared machine) and its peak resident memory
-(getrusage of the child). The transcript is shaped like a long campaign: every tool
-call is an assistant line (a tool_use block, with usage) and a user line (its tool_result). Every third call runs
-`workbench check`: the human summary and, for half of them, the result line with an eval id (the other half are
-older checks without one, matched by their figures); every fifth run is read back later (a JSON quote, a run
-seen again). The other calls read ~20 lines of kernel code, different each time. An API key is set in the child's
-environment, as when a campaign runs, so redaction looks for every form of it. Calls are 3 s apart, so hundreds of runs fall in the
-importer's 600 s same-run window at any time: the case where matching every run against every earlier run was
-quadratic.
+For each size one transcript is written to a temporary folder and imported by the real CLI (`python -m workbench.cli
+import FILE -o OUT`) in a child process; the script prints the wall time, the child's CPU time (user + system:
+steadier than wall time on a shared machine) and its peak resident memory (getrusage of the child). The transcript
+is shaped like a long campaign: every tool call is an assistant line (a tool_use block, with usage) and a user line
+(its tool_result). Every third call runs `workbench check`: the human summary and, for half of them, the result line
+with an eval id (the other half are older checks without one, matched by their figures); one call in 15 reads back
+one of the 50 runs before it (a run seen again). The other calls read ~20 lines of kernel code, different each time. An
+API key is set in the child's environment, as when a campaign runs, so redaction looks for every form of it. Calls
+are 3 s apart, so hundreds of runs fall in the importer's 600 s same-run window at any time: the case where matching
+every run against every earlier run was quadratic.
 """
 from __future__ import annotations
 

@@ -191,8 +191,9 @@ def test_an_uncaught_error_prints_a_redacted_traceback(tmp_path):
     program = ("import sys; sys.path.insert(0, sys.argv[1]); from workbench import cli; "
                "cli.SUBCOMMANDS['boom'] = ('boom_command', 'test'); sys.exit(cli.main(['boom'] + sys.argv[2:]))")
     for extra, shown in (([], "RuntimeError"), (["thread"], "KeyError"), (["exit"], "could not go on")):
+        env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin", "ANTHROPIC_API_KEY": API_KEY}
         done = subprocess.run([sys.executable, "-c", program, str(tmp_path)] + extra, capture_output=True,
-                              text=True, cwd=ROOT, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin", "ANTHROPIC_API_KEY": API_KEY})
+                              text=True, cwd=ROOT, timeout=120, env=env)
         text = done.stdout + done.stderr
         assert "before the error" in done.stdout and shown in done.stderr, text
         assert done.returncode == (0 if extra == ["thread"] else 1), text
