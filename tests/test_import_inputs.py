@@ -119,6 +119,16 @@ def test_ids_that_sanitise_to_the_same_name_do_not_overwrite_each_other(tmp_path
     assert sorted(t for t in _texts(out) if t.startswith("prompt")) == ["prompt of team/alpha", "prompt of team_alpha"]
 
 
+def test_a_session_id_holding_a_key_is_not_a_directory_name(tmp_path):
+    key = "sk-ant-api03-" + "SeSsIoNiDkEy0123456789_" * 4
+    path = tmp_path / "k.jsonl"
+    path.write_text(_transcript(key))
+    for _ in range(2):                          # and a re-import replaces it
+        (session,) = import_paths([path], tmp_path / "out")
+    assert session.session_id.startswith("redacted-") and len(read_table(tmp_path / "out", "sessions")) == 1
+    assert not [p for p in (tmp_path / "out").rglob("*") if "SeSsIoNiDkEy" in p.name]
+
+
 # ---- files that are not files -------------------------------------------------------------------------
 def test_a_fifo_among_transcripts_is_skipped_not_waited_for(tmp_path):
     folder = tmp_path / "in"

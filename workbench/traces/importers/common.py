@@ -12,6 +12,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.redaction import redact
 from workbench.traces.importers.harness_output import find_sightings
 from workbench.traces.importers.run_identity import RunMerger
 from workbench.traces.importers.values import fit_rows, parse_ts  # noqa: F401  (parse_ts: re-exported)
@@ -207,8 +208,11 @@ def failed_session(files, kind: str, err: Exception) -> ImportedSession:
 
 
 def safe_session_id(raw: str) -> str:
-    """Session ids become directory names: keep them to a safe alphabet."""
+    """Session ids become directory names: keep them to a safe alphabet, and never a secret (a directory's
+    name is not redacted like the rows in it): an id holding one becomes `redacted-<sha1 of it>`."""
     cleaned = SESSION_ID_UNSAFE.sub("_", str(raw)).strip("._") or "session"
+    if redact(cleaned) != cleaned:
+        return "redacted-" + hashlib.sha1(str(raw).encode("utf-8", "replace")).hexdigest()[:16]
     return cleaned[:120]
 
 
@@ -250,7 +254,7 @@ def attach_results(results, calls: dict, tally: ImportTally, session_id: str, er
 
 # ---- writing -----------------------------------------------------------------------------------------
 def _owner(source, raw_id: str) -> tuple:
-    return (str(source), str(raw_id))
+    return (str(source), redact(str(raw_id)))        # as the sessions row keeps it (redacted on disk)
 
 
 def _owners(existing) -> set:
