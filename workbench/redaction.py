@@ -41,7 +41,7 @@ REDACTED = "[REDACTED]"
 INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
                        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
 CONTEXT_CHARS = 4096            # raw text kept from earlier pieces of a stream, to catch a secret split over them
-JOIN_WINDOW = 512               # a secret across a piece boundary is looked for this far on both sides of it
+JOIN_WINDOW = 128               # a secret across a piece boundary is looked for this far on both sides of it
 MAX_JOIN_WINDOW = 1 << 20       # ... and further, when one reaches the window's edge (a PEM block), up to this
 MEMO_ENTRIES, MEMO_MAX_CHARS = 4096, 16384      # redact() remembers texts it has seen (ids, repeated outputs)
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -155,7 +155,7 @@ class TraceRecorder:
         by two tool calls) leaves no piece behind, read after the end of the turn before (a key split over two
         turns); the writer still redacts every string on its own."""
         for table, rows in self.buffer.items():
-            for (i, key), clean in redact_free_text(rows, FREE_TEXT, self._tails[table]).items():
+            for (i, key), clean in redact_free_text(rows, FREE_TEXT, self._tails[table], row_order=True).items():
                 rows[i][key] = clean
 
 

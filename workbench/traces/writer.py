@@ -168,18 +168,19 @@ def finish_compaction(directory: str | Path) -> None:
 
 
 # ---- rows to arrow -------------------------------------------------------------------------------------
-def redact_free_text(rows: list[dict], names, tails: dict | None = None) -> dict:
+def redact_free_text(rows: list[dict], names, tails: dict | None = None, row_order: bool = False) -> dict:
     """{(row, column): redacted text} of the free-text columns, read as streams so that a secret split over two
     rows is caught: each author's stream (a column's values of one role, in row order: the agent's texts over
-    its turns, the tool outputs one after the other) and then every value in row order. tails: the raw end of
-    each stream before these rows (a recorder's earlier turns), updated in place; None for rows on their own."""
+    its turns, the tool outputs one after the other), and with row_order every value in row order too (a
+    turn's text, tool input and output). tails: the raw end of each stream before these rows (a recorder's
+    earlier turns), updated in place; None for rows on their own."""
     slots = [(i, name) for i, row in enumerate(rows) for name in names if row.get(name) is not None]
     raw = {slot: replace_surrogates(str(rows[slot[0]][slot[1]])) for slot in slots}
     clean = dict(raw)
     streams: dict = {}
     for i, name in slots:
         streams.setdefault((name, rows[i].get("role")), []).append((i, name))
-    for key, members in list(streams.items()) + [("rows", slots)]:
+    for key, members in list(streams.items()) + ([("rows", slots)] if row_order else []):
         context = (tails or {}).get(key, "")
         for slot, text in zip(members, redact_pieces([clean[s] for s in members], context=context)):
             clean[slot] = text
