@@ -43,6 +43,7 @@ INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f
 CONTEXT_CHARS = 4096            # raw text kept from earlier pieces of a stream, to catch a secret split over them
 JOIN_WINDOW = 128               # a secret across a piece boundary is looked for this far on both sides of it
 MAX_JOIN_WINDOW = 1 << 20       # ... and further, when one reaches the window's edge (a PEM block), up to this
+STOP_CHARS = frozenset("(){}[],;<>`")   # in no key format or credential value: a boundary next to one is skipped
 MEMO_ENTRIES, MEMO_MAX_CHARS = 4096, 16384      # redact() remembers texts it has seen (ids, repeated outputs)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -125,7 +126,14 @@ def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]
     """Spans of the cores joined that run across a boundary between two of them, looked for in windows of
     JOIN_WINDOW around each boundary (grown while a span reaches a window's edge), never in the whole join."""
     total = starts[-1] + len(cores[-1]) if cores else 0
-    bounds = [s for i, s in enumerate(starts) if i > 0 and cores[i] and 0 < s < total]
+    stop = STOP_CHARS - env_index().chars          # no secret holds these on both sides of a boundary
+    bounds, before = [], ""
+    for i, core in enumerate(cores):
+        if not core:
+            continue
+        if before and 0 < starts[i] < total and before[-1] not in stop and core[0] not in stop:
+            bounds.append(starts[i])
+        before = core
 
     def joined(a: int, b: int) -> str:
         i = max(0, bisect.bisect_right(starts, a) - 1)

@@ -55,6 +55,7 @@ class SecretIndex:
     def __init__(self, secrets):
         self.forms = sorted({f for s in secrets for f in forms_of(s)}, key=len, reverse=True)
         self.short = [f for f in self.forms if len(f) < 2 * PROBE - 1]      # too short to hold a probe: find()
+        self.chars = frozenset("".join(self.forms))
         self.blocks: dict[str, list[tuple[str, int]]] = {}
         for form in self.forms:
             if len(form) < 2 * PROBE - 1:

@@ -135,7 +135,8 @@ def parse_json_line(raw: str):
         return None, f"invalid JSON ({getattr(err, 'msg', err)})"
     except RecursionError:
         return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    if json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+    # a line with fewer opening brackets than the limit cannot nest deeper (the common case: no walk)
+    if raw.count("{") + raw.count("[") > MAX_JSON_DEPTH and json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     return obj, ""
 
