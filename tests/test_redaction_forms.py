@@ -198,3 +198,16 @@ def test_an_uncaught_error_prints_a_redacted_traceback(tmp_path):
         assert "before the error" in done.stdout and shown in done.stderr, text
         assert done.returncode == (0 if extra == ["thread"] else 1), text
         assert not _leaks(text, NOT_IN_ENV) and not _leaks(text, API_KEY[::-1]), text
+
+
+def test_a_long_secret_split_over_many_pieces_is_found_beyond_the_first_window():
+    """Boundaries are searched in windows; a private key block longer than a window, one line per piece, and
+    a key in three pieces are still redacted in every piece (a guard of the windowing, not of a new rule)."""
+    body = [base64.b64encode(bytes([n % 251] * 48)).decode() for n in range(60)]          # 60 lines of 64
+    pieces = ["-----BEGIN RSA PRIVATE KEY-----"] + body + ["-----END RSA PRIVATE KEY-----", "after the key"]
+    out = redact_pieces(pieces)
+    assert all(REDACTED in p or p == "" for p in out[:-1]) and out[-1] == "after the key"
+    assert not any(line in " ".join(out) for line in body)
+    thirds = [NOT_IN_ENV[:30], NOT_IN_ENV[30:70], NOT_IN_ENV[70:] + " end"]
+    out = redact_pieces(["said:"] + thirds)
+    assert not _leaks(" ".join(out), NOT_IN_ENV) and out[-1].endswith(" end"), out

@@ -149,9 +149,9 @@ def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]
         while k + 1 < len(bounds) and bounds[k + 1] - JOIN_WINDOW <= hi:      # overlapping windows: one segment
             k += 1
             hi = min(total, bounds[k] + JOIN_WINDOW)
-        inside = bounds[bisect.bisect_left(bounds, lo):bisect.bisect_right(bounds, hi)]
         grow = JOIN_WINDOW
         while True:
+            inside = bounds[bisect.bisect_left(bounds, lo):bisect.bisect_right(bounds, hi)]
             spans = [(lo + a, lo + b) for a, b in secret_spans(joined(lo, hi))]
             crossing = [(a, b) for a, b in spans
                         if bisect.bisect_right(inside, a) < bisect.bisect_left(inside, b)]
@@ -161,7 +161,7 @@ def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]
             grow *= 4
             lo, hi = max(0, lo - grow), min(total, hi + grow)
         found += crossing
-        k += 1
+        k = bisect.bisect_right(bounds, hi)     # a grown window covered the boundaries up to its end
     return found
 
 
