@@ -9,6 +9,7 @@ import contextlib
 import importlib
 import sys
 import time
+import traceback
 
 from workbench import __version__
 
@@ -77,13 +78,25 @@ def main(argv: list[str] | None = None) -> int:
               f"{INSTALL_HINTS.get(top, DEFAULT_HINT)}", file=sys.stderr)
         return 2
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
-    from workbench.redaction import redacted_output
+    from workbench.redaction import install_redacting_excepthook, redacted_output
+    install_redacting_excepthook()          # a traceback printed after the streams are restored is redacted too
     # no key reaches the terminal, whatever a command prints; `mcp` speaks JSON-RPC on stdio, whose tool results
     # the campaign service redacts itself: its stdout is a protocol channel, left as it is
     guard = contextlib.nullcontext() if name in UNWRAPPED_OUTPUT else redacted_output()
     try:
         with guard:
-            return int(entry(rest) or 0)
+            try:
+                return int(entry(rest) or 0)
+            except SystemExit as err:       # sys.exit("message"): Python would print it raw after the guard
+                if isinstance(err.code, str):
+                    print(err.code, file=sys.stderr)
+                    return 1
+                raise
+            except Exception as err:        # the traceback goes through the redacting stderr, like all output
+                if isinstance(err, BrokenPipeError):
+                    raise
+                traceback.print_exc()
+                return 1
     except BrokenPipeError:   # `workbench bank list | head` closed the pipe: not an error
         sys.stderr.close()
         return 0

@@ -96,11 +96,20 @@ def _writable_parent(p: Path, option: str, shown: str) -> None:
                          "path you can write")
 
 
+def _no_secret_in_name(shown: str, option: str) -> None:
+    """An output's name stays on disk unredacted: one that holds a key is refused."""
+    from workbench.redaction import redact
+    if redact(shown) != shown:
+        raise UsageError(f"{option}: the path {redact(shown)!r} holds a secret (an API key or token); "
+                         "name the output without it")
+
+
 def output_file(path, option: str) -> None:
     """A file the command will write: not a directory, and its folder can be created or written in."""
     if path is None or str(path) == "":
         return
     p, shown = Path(path), str(path)
+    _no_secret_in_name(shown, option)
     if p.is_dir():
         raise UsageError(f"{option}: {shown!r} is a directory; pass a file name (e.g. "
                          f"{os.path.join(shown, 'out' + (Path(shown).suffix or '.json'))})")
@@ -114,6 +123,7 @@ def output_dir(path, option: str) -> None:
     if path is None or str(path) == "":
         return
     p, shown = Path(path), str(path)
+    _no_secret_in_name(shown, option)
     if p.exists() and not p.is_dir():
         raise UsageError(f"{option}: {shown!r} is a file, not a directory; pass a directory")
     if p.is_dir():

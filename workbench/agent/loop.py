@@ -37,7 +37,7 @@ from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.locks import HeldLock, acquire_lock
 from workbench.questions.bank import load_bank
 from workbench.questions.policy import Inbox, Policy
-from workbench.redaction import redact, redact_json, redact_pieces
+from workbench.redaction import context_after, redact, redact_json, redact_pieces
 
 MAX_INPUT_DEPTH = 32          # a tool input nested deeper is refused (and recorded as a placeholder)
 
@@ -102,6 +102,7 @@ class Campaign:
         self.resumed = False
         self._lock: Optional[HeldLock] = None      # one process runs a campaign at a time (workspace .lock)
         self._turn_text: list = []                 # raw strings of the turn in flight, for redacting it whole
+        self._said_tail = ""                       # raw end of the agent's earlier turns (a key split over two)
         self._t0 = time.monotonic()
         if record:
             info = {"source": "workbench", "campaign_id": workspace.campaign_id, "arm": config.arm or config.mode,
@@ -259,8 +260,9 @@ class Campaign:
         self.tokens += reply.usage.total
         self.cost_usd += reply.cost_usd or 0.0
         # what is published, recorded, snapshotted and sent back is redacted; the tools run on the raw input
-        said = redact_json(reply.content)
+        said = redact_json(reply.content, context=self._said_tail)
         self._turn_text = [_block_strings(b) for b in reply.content]
+        self._said_tail = context_after(self._said_tail, self._turn_text)
         publish(MessageDone(turn=turn, message_id=assistant_id, parent_id=self.last_message_id, role="assistant",
                             content=said, model=reply.model, usage=reply.usage, cost_usd=reply.cost_usd,
                             stop_reason=reply.stop_reason))

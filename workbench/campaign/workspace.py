@@ -144,6 +144,9 @@ class Workspace:
         if not parts or parts[0] in PROTECTED or parts[0] == LOCK_FILE:
             raise WorkspaceError(f"refused: {rel} is kept by the campaign itself and is read-only; "
                                  "write kernel.cu or your own files")
+        if redact(rel) != rel:      # the file's name would keep on disk what every record of it redacts
+            raise WorkspaceError(f"refused: the path {redact(rel)} holds a secret (an API key or token); "
+                                 "name the file without it")
 
     def resolve(self, rel: str, for_write: bool = False) -> Path:
         """The checked path of `rel` inside the workspace (no symlink on the way, a file of one name), or

@@ -26,6 +26,7 @@ import re
 from workbench.harness.result_line import find_result_lines
 from workbench.traces.importers.run_identity import RunMerger, Sighting, absorb, same_run
 from workbench.traces.rows import scenario_columns, scenario_from_json, unjudged_columns
+from workbench.traces.importers.values import count, text, text_id
 
 DETAIL_CHARS = 500
 
@@ -77,6 +78,46 @@ def _suite_row(s: Sighting, all_correct, stop_met, **extra) -> dict:
                 geomean_vs_original=s.geomeans.get("original"), geomean_vs_fa3=s.geomeans.get("fa3"),
                 all_correct=all_correct if isinstance(all_correct, bool) else None,
                 stop_met=stop_met if isinstance(stop_met, bool) else None, **extra)
+
+
+# ---- what a printed result may hold ---------------------------------------------------------------------
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value) -> list[str]:
+    return [v for v in _list(value) if isinstance(v, str)]
+
+
+def _well_typed(obj: dict) -> dict:
+    """A result line's or SuiteResult's fields, each of the type the sightings read (another type: absent).
+    The object was printed into tool output, so anything can be in it: an agent's own JSON, a hand edit."""
+    out = dict(obj)
+    for key in ("eval_id", "kernel_sha", "suite", "status", "gpu"):
+        out[key] = text_id(obj.get(key))
+    out["error"] = text(obj.get("error"))
+    out["geomeans"] = {"overall": {str(k): v for k, v in _dict(_dict(obj.get("geomeans")).get("overall")).items()}}
+    out["counts"] = {k: v for k, v in _dict(obj.get("counts")).items()
+                     if isinstance(v, int) and not isinstance(v, bool)}
+    out["failures"] = [{k: text_id(v) for k, v in f.items()}
+                       for f in _list(obj.get("failures")) if isinstance(f, dict)]
+    out["flags"] = _strings(obj.get("flags"))
+    out["versions"] = _dict(obj.get("versions")) or None
+    rows = []
+    for r in _list(obj.get("rows")):
+        if isinstance(r, dict):
+            scenario = {k: (text_id(v) if k in ("name", "category") else v)
+                        for k, v in _dict(r.get("scenario")).items()}
+            rows.append(dict(r, scenario=scenario, stats=_dict(r.get("stats")), flags=_strings(r.get("flags")),
+                             reference_stats={k: _dict(v) for k, v in _dict(r.get("reference_stats")).items()},
+                             status=text_id(r.get("status")), reason=text(r.get("reason")),
+                             detail=text(r.get("detail"))))
+    out["rows"] = rows
+    return out
 
 
 # ---- the result line ---------------------------------------------------------------------------------
@@ -240,8 +281,8 @@ def find_sightings(text: str) -> list[Sighting]:
     """Every harness run printed in one tool output, in order; shapes of one run in it are merged."""
     if not text:
         return []
-    found = [_from_result_line(pos, obj) for pos, obj in find_result_lines(text)]
-    found += [_from_suite_result(pos, obj) for pos, obj in find_suite_results(text)]
+    found = [_from_result_line(pos, _well_typed(obj)) for pos, obj in find_result_lines(text)]
+    found += [_from_suite_result(pos, _well_typed(obj)) for pos, obj in find_suite_results(text)]
     fails = [(m.start(), m.group(1)) for m in FAIL_ROW.finditer(text)]
     last = 0
     for run in find_harness_lines(text):
