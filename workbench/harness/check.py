@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import sandbox, worker_events
+from workbench.harness import rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
@@ -306,8 +306,9 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     progress = progress or (lambda line: None)
     start = time.monotonic()
     scenarios = load_suite(request.suite)
-    try:                      # the proof's switch, read by the worker: a bad value fails here, before any work
+    try:                      # the proof's switches, read by the worker: a bad value fails here, before any work
         profile_samples_from_env(os.environ)
+        rep_count.rules_from_env(os.environ)
     except ValueError as err:
         raise SuiteError(str(err)) from None
     problem = Problem.load()

@@ -40,7 +40,7 @@ import torch
 from workbench.harness import rep_count
 from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line
 from workbench.harness.result import Stats
-from workbench.harness.timing_proof import pattern_samples, profiled_sample
+from workbench.harness.timing_proof import PATTERN_REPS, pattern_samples, profiled_sample
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
 # are never mixed with these. Bump it whenever what a timed figure means changes.
@@ -67,6 +67,7 @@ class TimingConfig:
     delay_max_us: float = 5000.0       # ... and at most this (1.5x call_us + 100 us in between)
     prime_below_us: float = 1000.0     # prime (time(prime=True)) only calls that read shorter than this
     profile_samples: int = 0           # replays also profiled (torch.profiler) after the samples: the proof only
+    rules: str = rep_count.COST_SIZED  # how many calls: cost-sized (issue 24) or the fixed rules before it (A/B)
 
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
@@ -236,6 +237,14 @@ class Timer:
             self.cycles_per_us = self._sleep_rate(1 << 21)
         return self.cycles_per_us
 
+    def checked_launches_at_most(self, n_sets: int) -> int:
+        """How many times time() can call after(i): every plain call, upload, sample, profiled replay and the
+        proof's checked pattern (worker.py sizes the buffers of the rows it keeps by it, timed_rows.py)."""
+        cfg = self.cfg
+        patterns = PATTERN_REPS if cfg.profile_samples else 0
+        return (max(0, cfg.warmup) + max(1, cfg.call_samples) + max(1, n_sets) + max(1, cfg.max_reps)
+                + max(0, cfg.profile_samples) + patterns)
+
     # ---- the whole measurement ---------------------------------------------------------------------------
     def time(self, launch: Callable[[int], object], before: Optional[Callable[[int], None]] = None,
              n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None,
@@ -272,11 +281,11 @@ class Timer:
             after(i)
             return us
 
-        if rep_count.is_long(warm_call_us, cfg):
+        if rep_count.is_long(warm_call_us, cfg) and cfg.rules == rep_count.COST_SIZED:
             calls = [warm_call_us]            # warm already, and long: that call is the call_us sample
         else:
             warm: list[float] = []            # a slow kernel is warm after one call; don't pay for more
-            while rep_count.more_plain_calls(warm, cfg.warmup, cfg):
+            while rep_count.more_plain_calls(warm, cfg.warmup, cfg, warm_up=True):
                 warm.append(plain(len(warm) % n_sets))
             calls = []
             while rep_count.more_plain_calls(calls, max(1, cfg.call_samples), cfg):
