@@ -9,8 +9,9 @@ noise is real.
 
 - samples: stop at `max_reps`, or once `time_cap_s` of device time is spent (one sample of a call longer than the
   cap), or when the relative standard error is under the target, after `min_reps` samples for a short call and
-  after one for a long call. With a single sample the spread is measured against the *witness*, the untimed
-  first replay of the same graph (the upload the timer makes anyway), which never becomes a sample itself.
+  after one for a long call. With a single sample the spread is measured against the *witness*, which never
+  becomes a sample itself: the long call's plain call (its wall time; the baseline's first call), its graph
+  uploaded without a run (graph_capture.upload), else the untimed first replay of the same graph.
 - plain calls (warm-up, then `call_us`): as before, at most `warmup` / `call_samples` within a quarter of the cap;
   one long call ends either loop (it is warm, and its host share is small beside it).
 - input sets: a long call is timed on one set, so its graph is captured and uploaded once (the rotation keeps a
