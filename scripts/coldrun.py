@@ -304,7 +304,9 @@ def main() -> int:
     legs.append(run_leg("warm", args, cold_cache, min(args.warm_limit_s, max(10.0, left() - cold_estimate - 20))))
     if (cold_cache / "build").is_dir():
         shutil.copytree(cold_cache / "build", kill_cache / "build")
-    resumed_needs = max(30.0, 1.2 * cold_estimate * (1 - kill_at / total))
+    # the resumed leg needs what the kill leaves of the cold run's work; a budget too small for both halves
+    # (a device call that also runs the proof) splits what is left between them
+    resumed_needs = min(max(30.0, 1.2 * cold_estimate * (1 - kill_at / total)), left() / 2)
     legs.append(run_leg("killed", args, kill_cache, max(10.0, left() - resumed_needs), kill_at=kill_at))
     kept = cache_file.read_entries(kill_cache)
     legs.append(run_leg("resumed", args, kill_cache, left()))
