@@ -122,6 +122,10 @@ def test_the_fixed_rules_take_the_samples_the_old_loop_took():
         for cfg in (FIXED, TimingConfig(rules=rep_count.FIXED, min_reps=1, max_reps=7, target_rel_stderr=0.0)):
             assert taken(make(), cfg) == old_sample_count(make(), cfg)
     assert taken(itertools.repeat(30_000.0), FIXED) == 5 and taken(itertools.repeat(30_000.0)) == 2   # no witness
+    for make in streams[:1] + streams[3:5]:              # a short call (02_mma's 6 us): the cost-sized rules agree
+        assert taken(make(), CFG) == taken(make(), FIXED)
+    assert all(rep_count.more_plain_calls(done, 5, CFG) == rep_count.more_plain_calls(done, 5, FIXED)
+               for done in ([], [80.0], [80.0] * 4, [80.0] * 5))
 
 
 def test_the_fixed_rules_time_a_long_kernel_as_before_issue_24():
