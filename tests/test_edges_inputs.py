@@ -206,3 +206,14 @@ def test_report_of_a_file_says_it_is_a_file(tmp_path):
 @pytest.mark.parametrize("args", [["mcp"], ["ask"], ["check", "k.cu", "--campaign"]])
 def test_mcp_and_ask_usage_errors_are_one_line(tmp_path, args):
     refused(workbench(tmp_path, *args), "--help")
+
+
+# ---- item 12: a stand-in check through the CLI imports no harness ------------------------------------------
+def test_check_in_a_stand_in_campaign_imports_neither_torch_nor_the_harness(campaign):
+    code = ("import sys; from workbench.cli import main; code = main(['check', 'kernel.cu', '--campaign', 'c1']); "
+            "print(sorted(m for m in ('torch', 'workbench.harness.check', 'workbench.harness.worker') "
+            "if m in sys.modules)); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=campaign, capture_output=True, text=True, timeout=300,
+                          env=os.environ | {"PYTHONPATH": str(ROOT), "WORKBENCH_NO_GPU": "1"})
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
