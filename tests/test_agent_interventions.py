@@ -178,7 +178,7 @@ def test_bank_cli_list_add_and_promote(tmp_path, capsys):
     assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement",
                       "--trigger", "suspicious"]) == 0
     assert len(load_bank(path)) == n + 1
-    assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement"]) == 1
+    assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement"]) == 2
 
     traces = tmp_path / "traces"
     for session in ("s1", "s2", "s3"):

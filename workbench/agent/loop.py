@@ -122,6 +122,7 @@ class Campaign:
         source = Path(config.kernel_path)
         if kernel_text is None and not source.is_file():
             raise WorkspaceError(f"kernel {config.kernel_path} not found; pass --kernel PATH to a .cu file")
+        bank = bank if bank is not None else load_bank(config.bank_path)   # a bad bank: refused before the folder
         ws = Workspace.create(config.root, config.campaign_id, source, config.to_dict(), kernel_text=kernel_text)
         lock = _lock_campaign(ws)
         config.initial_sha = ws.save_artifact(ws.read_kernel())
@@ -135,6 +136,8 @@ class Campaign:
     def resume(cls, campaign_id: str, backend, root: str = "campaigns", evaluator: Callable | None = None,
                bank: list | None = None) -> "Campaign":
         ws = Workspace.open(root, campaign_id)
+        # a bad bank is refused before the lock is taken or anything trimmed
+        bank = bank if bank is not None else load_bank(CampaignConfig.from_dict(ws.read_config()).bank_path)
         lock = _lock_campaign(ws)        # before anything is trimmed: a second resume is refused here
         config = CampaignConfig.from_dict(ws.read_config())
         if config.agent == "external":      # campaign_service.EXTERNAL_AGENT: its agent runs outside the workbench

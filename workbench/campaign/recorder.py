@@ -73,6 +73,12 @@ class TraceRecorder:
         previous = read_table(self.writer.root, "sessions", self.session_id)
         started = previous["started_at"].iloc[0].to_pydatetime() if len(previous) else utc(e.ts)
         self.info.update(started_at=started, host=socket.gethostname())
+        if len(previous):      # a later session that runs no harness keeps what the earlier runs established
+            before = previous.iloc[0]
+            if isinstance(before.get("gpu"), str) and before["gpu"] and not self.info.get("gpu"):
+                self.info["gpu"] = before["gpu"]
+            if before.get("is_standin") is True or before.get("is_standin") == 1:
+                self.info["is_standin"] = True
         self._write_session(self.info)
 
     def _on_campaign_stopped(self, e: CampaignStopped) -> None:

@@ -303,6 +303,7 @@ def report_main(argv: list[str] | None = None) -> int:
         print(f"workbench report: [{time.perf_counter() - t0:5.1f} s] {msg}", file=sys.stderr, flush=True)
 
     try:
+        validate.input_dirs(args.traces, "traces")      # a file named here is told apart
         validate.output_file(args.out, "-o/--out")
         out = build_report(args.traces, args.out, args.threshold, args.title, progress=say)
     except (an.TraceError, UsageError) as err:
