@@ -25,3 +25,17 @@ def test_the_contained_process_reads_its_own_pid_in_proc():
     assert fields["getpid"] == "2", line            # pid 2 of a namespace of its own (init is pid 1)
     assert fields["self"] == fields["getpid"], line
     assert fields["cmd"].startswith("python"), line
+
+
+def test_the_worker_keeps_the_callers_import_path(tmp_path):
+    """The anchors' packages may live on PYTHONPATH only (the GPU machine installs FA3 with pip --target)."""
+    site = tmp_path / "site"
+    (site / "anchor_probe_pkg").mkdir(parents=True)
+    (site / "anchor_probe_pkg" / "__init__.py").write_text("WHERE = 'site'\n")
+    plan = sandbox.plan("run", sandbox.Limits())
+    try:
+        env = sandbox.child_env({"PATH": os.environ["PATH"], "PYTHONPATH": str(site), "SECRET_TOKEN": "x"}, plan)
+    finally:
+        sandbox.cleanup(plan)
+    assert str(site) in env["PYTHONPATH"].split(os.pathsep), env["PYTHONPATH"]
+    assert "SECRET_TOKEN" not in env

@@ -208,12 +208,16 @@ def exec_command(p: Plan, argv: list[str]) -> list[str]:
 
 
 def child_env(env: dict, p: Plan) -> dict:
+    # the caller's import path stays (where the anchors' packages were installed, e.g. FA3 under
+    # scripts/gpu_wheels.sh's --target folder); allowed_env alone dropped it, and the H200 run of 2026-12-01
+    # judged every kernel without FA3 ('No module named fa3_fwd_interface' in the worker only)
+    import_path = env.get("PYTHONPATH", "")
     env = allowed_env(env)
     if p.enabled:
         env["HOME"] = str(Path(p.dir) / "home")     # the contained process's own (contain() makes it)
     elif "HOME" in os.environ:
         env["HOME"] = os.environ["HOME"]             # not contained: it runs as this user anyway
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), import_path]).rstrip(os.pathsep)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
