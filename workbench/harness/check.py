@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import sandbox, worker_events
+from workbench.harness import proc_tree, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
@@ -130,6 +130,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
     env = sandbox.child_env(dict(os.environ), contained)       # no API key reaches candidate code
     if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+    env[proc_tree.PARENT_ENV] = str(os.getpid())              # the worker dies with this process (proc_tree.py)
     with tempfile.NamedTemporaryFile("w+", suffix=".stderr", delete=False) as err_file:
         err_path = err_file.name
     rows: dict[str, ScenarioResult] = {}

@@ -52,6 +52,7 @@ def _exec_main(argv: list[str]) -> int:
 
 
 def _worker_main() -> int:
+    proc_tree.die_with_parent()          # before anything else: a harness killed now takes this process with it
     entered = sandbox.enter_namespaces()
     if entered and proc_tree.fork_into_pid_namespace():
         entered.append("pid")
