@@ -7,6 +7,8 @@ Every wait is on a process state or a file, never on a time threshold (a loaded 
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -23,6 +25,7 @@ node_a,1,2,2,64,64,64,0,bf16,A
 node_b,1,2,2,96,96,64,1,bf16,B
 node_c,1,2,1,80,80,128,0,bf16,C
 """
+ROOT = Path(__file__).resolve().parents[1]
 contained_here = pytest.mark.skipif(os.geteuid() != 0, reason="the contained worker (a dropped uid) needs root")
 
 
@@ -175,3 +178,22 @@ def test_an_evolution_goes_on_past_a_killed_ray_worker(ray_cluster, tmp_path):
     assert len(others) and others["all_correct"].all()
     runs = evaluations["eval_id"].nunique()
     assert runs == (gate / "calls").stat().st_size == len(judged_rows)        # no result lost, none twice
+
+
+def test_the_readme_command_reaches_a_cluster_by_its_address(ray_cluster, tmp_path):
+    """README, "Evolution over an evaluation pool": `workbench evolve ... --pool ray --ray-address ADDR` from another
+    process, the way a head node's cluster is used (the checkout is shipped as the job's working_dir)."""
+    address = ray_cluster.get_runtime_context().gcs_address
+    argv = [sys.executable, "-m", "workbench.cli", "evolve", "--kernel", "kernels/attn_fwd/ladder/02_mma.cu",
+            "--suite", "smoke", "--population", "2", "--generations", "1", "--evaluator", "standin", "--pool", "ray",
+            "--ray-address", address, "--root", str(tmp_path / "runs"), "--id", "readme"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"ray pool ({address}): 2 CPU slots" in done.stdout and "stopped: generations_done" in done.stdout
+    if os.environ.get("RAY_AUTH_MODE") == "token":      # this Ray made its local instance with token authentication
+        env.pop("RAY_AUTH_MODE")
+        refused = subprocess.run(argv[:-1] + ["readme-2"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                 timeout=900)
+        assert refused.returncode == 2 and "set RAY_AUTH_MODE=token here" in refused.stderr, refused.stderr[-2000:]
+        assert not (tmp_path / "runs" / "readme-2").exists()

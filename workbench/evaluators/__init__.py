@@ -63,6 +63,8 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pool", choices=POOLS, default="local",
                         help="where candidates are judged: local GPUs (default) or a Ray cluster")
     parser.add_argument("--ray-address", default=None,
-                        help="Ray cluster address (e.g. ray://head:10001 or auto); default: start a local instance")
+                        help="a Ray cluster: HEAD_IP:6379 (what `ray start --head` printed; RAY_AUTH_MODE=token "
+                             "when it uses token authentication) or auto (the cluster `ray start` made on this "
+                             "host); default: a new local instance")
     parser.add_argument("--slots", type=count(1), default=None,
                         help="candidates judged at once (default: one per GPU; 2 on a machine without one)")

@@ -9,6 +9,7 @@ collected on the node and replayed through the pool's `progress` when the task r
 """
 from __future__ import annotations
 
+import os
 import socket
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +27,10 @@ RAY_SHIP_EXCLUDES = [".git", ".venv", ".whl", ".cache", ".gpucache", "build", "c
 PROGRESS_LINES_KEPT = 2000              # a full suite's lines and notices; a runaway source cannot fill the reply
 # how a Ray worker's death (not the task's own error) reads; a harness evaluation is judged again once after one
 WORKER_DEATHS = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError")
+# Ray turns token authentication on for `ray.init` and `ray start` when ~/.ray/auth_token exists, but a driver
+# given an explicit address does not look for the token unless told to
+TOKEN_HINT = ("; if the cluster uses token authentication, set RAY_AUTH_MODE=token here, with the head's token in "
+              "~/.ray/auth_token or RAY_AUTH_TOKEN (`ray get-auth-token` on the head prints it)")
 
 
 def _ray_task(payload: dict, evaluator: Optional[Evaluator]) -> dict:
@@ -98,7 +103,8 @@ class RayPool:
             try:
                 ray.init(**{k: v for k, v in kwargs.items() if v is not None})
             except (ConnectionError, RuntimeError, ValueError) as err:
-                raise PoolError(f"cannot start or reach Ray at {address or 'a new local instance'}: {err}") from err
+                raise PoolError(f"cannot start or reach Ray at {address or 'a new local instance'}: {err}"
+                                + (TOKEN_HINT if remote and not os.environ.get("RAY_AUTH_MODE") else "")) from err
             self._started = True
         resources = ray.cluster_resources()
         self.use_gpus = int(resources.get("GPU", 0)) > 0
