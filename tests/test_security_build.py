@@ -148,3 +148,18 @@ def test_the_outside_file_is_refused_even_when_the_compiler_may_read_it(tmp_path
     # check is what refuses the build
     reasons = _compile_unscanned(tmp_path, f'#\finclude "{outside / "outside.h"}"\n' + ENTRY)
     assert reasons and "include: the compiler read" in reasons[0], reasons
+
+
+def test_the_property_note_of_cf_protection_passes_the_assembly_check(tmp_path):
+    """gcc built with -fcf-protection by default (Ubuntu's, on the GPU machine) ends every file with a
+    .note.gnu.property block of numeric local labels (0: .. 4:); the H200 run of 2026-12-01 refused every kernel
+    on them ('0:'). Here gcc is asked for the same block explicitly."""
+    import subprocess
+
+    from workbench.harness import host_asm
+
+    (tmp_path / "t.c").write_text("int f(int x) { return x + 1; }\n")
+    text = subprocess.run(["gcc", "-fcf-protection=full", "-O2", "-S", "-o", "-", str(tmp_path / "t.c")],
+                          check=True, capture_output=True, text=True).stdout
+    assert "0:" in text.splitlines(), text[-400:]
+    assert host_asm.check(text) == []

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import proc_tree, sandbox, worker_events
+from workbench.harness import flags, proc_tree, rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
@@ -275,13 +275,14 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
     noisy = problem.timing.noisy_rel_spread
     hbm = float(problem.ceilings.get("hbm_tb_s", 4.3)) * 1e12
     clock_apart = float(problem.flags.get("clock_apart_fraction", 0.10))
+    over_anchor = float(problem.flags.get("near_ceiling_over_best_anchor", 0.0))
     for row in result.rows:
         if row.stats is None:
             continue
         tflops = row.tflops or 0.0
         if tflops > ceiling:
             row.flags.append("above_ceiling")
-        elif tflops > near * ceiling:
+        elif flags.near_ceiling(row, ceiling, near, over_anchor):   # and faster than every anchor on the shape
             row.flags.append("near_ceiling")
         if row.stats.rel_spread > noisy:
             row.flags.append("noisy")
@@ -309,8 +310,9 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     progress = progress or (lambda line: None)
     start = time.monotonic()
     scenarios = load_suite(request.suite)
-    try:                      # the proof's switch, read by the worker: a bad value fails here, before any work
+    try:                      # the proof's switches, read by the worker: a bad value fails here, before any work
         profile_samples_from_env(os.environ)
+        rep_count.rules_from_env(os.environ)
     except ValueError as err:
         raise SuiteError(str(err)) from None
     problem = Problem.load()

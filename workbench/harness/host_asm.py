@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 
 _SYMBOL = r"[A-Za-z_.$][A-Za-z0-9_.$]*"
-_LABEL = re.compile(rf"^{_SYMBOL}:$")
+# gcc's numeric local labels: Ubuntu's default -fcf-protection writes .note.gnu.property with 0: .. 4: and 1f - 0f
+_LABEL = re.compile(rf"^(?:{_SYMBOL}|\d+):$")
 _DIRECTIVE = re.compile(r"^\t\.([a-z_0-9]+)(?:[ \t]+(.*))?$")
 _INSTRUCTION = re.compile(r"^\t([a-z][a-z0-9]*(?: [a-z][a-z0-9]*)?)(?:\t(.*))?$")
 _OPERANDS = re.compile(r"^[A-Za-z0-9_.$@%+\-*/,(): \t]*$")      # no ; # " \ (what gcc writes for operands)

@@ -80,6 +80,17 @@ def through_fd(mount_fd: int) -> Path:
     return Path(f"/proc/self/fd/{mount_fd}")
 
 
+def mount_own_proc() -> str:
+    """A procfs of this (new) PID namespace over /proc, in this (private) mount namespace; '' or why not.
+
+    Without it /proc is the parent namespace's: getpid() says 2 while /proc/self is the caller's pid, and
+    /proc/2 is the host's kthreadd. The CUDA driver reads /proc/<getpid()>/...: on the H200 (2026-12-01) every
+    contained worker failed cuInit with error 304 ('OS call failed') until the worker got its own /proc."""
+    libc = _libc()
+    flags = 0x2 | 0x4 | 0x8                       # MS_NOSUID | MS_NODEV | MS_NOEXEC
+    return _call(libc.mount, b"proc", b"/proc", b"proc", flags, None)
+
+
 def bring_up_loopback() -> str:
     """`ip link set lo up` in this (new, empty) network namespace; '' or why not."""
     try:

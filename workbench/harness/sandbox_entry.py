@@ -51,11 +51,21 @@ def _exec_main(argv: list[str]) -> int:
         return 127
 
 
+def _enter_pid_namespace(entered: list[str]) -> list[str]:
+    """The PID namespace on top of the mount and network ones, with a /proc of its own (the CUDA driver reads
+    /proc/<getpid()>); without a private mount namespace there is no /proc to replace, so no PID namespace."""
+    if "mnt" not in entered or not proc_tree.fork_into_pid_namespace():
+        return entered
+    why = mounts.mount_own_proc()
+    if why:   # the driver would fail on the parent's /proc: stop here, the harness reports the worker's exit
+        print(f"sandbox: cannot mount a /proc for the PID namespace: {why}", file=sys.stderr)
+        sys.exit(4)
+    return entered + ["pid"]
+
+
 def _worker_main() -> int:
     proc_tree.die_with_parent()          # before anything else: a harness killed now takes this process with it
-    entered = sandbox.enter_namespaces()
-    if entered and proc_tree.fork_into_pid_namespace():
-        entered.append("pid")
+    entered = _enter_pid_namespace(sandbox.enter_namespaces())
     os.environ[sandbox.NS_ENV] = ",".join(entered)
     sys.argv = ["workbench.harness.worker"]
     runpy.run_module("workbench.harness.worker", run_name="__main__", alter_sys=True)
@@ -87,8 +97,7 @@ def _run_main(argv: list[str]) -> int:
         why = mounts.bring_up_loopback() if "net" in entered else ""
         if why:                            # the profiler cannot reach its target then: say why it will fail
             notices.append(f"sandbox: the new network namespace has no loopback ({why})")
-        if entered and proc_tree.fork_into_pid_namespace():
-            entered.append("pid")
+        entered = _enter_pid_namespace(entered)
         program = shutil.which(command[0]) if command else None
         reach = [os.path.dirname(os.path.realpath(program))] if program else []
         inside, _ = sandbox.private_folder(plan, files, entered, notices, reach)

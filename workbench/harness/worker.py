@@ -24,12 +24,13 @@ from pathlib import Path
 
 import torch
 
-from workbench.harness import own_kernels, proc_tree
+from workbench.harness import own_kernels, proc_tree, rep_count
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
-from workbench.harness.reference import Inputs, reference, sample_rows
+from workbench.harness.reference import Inputs, reference
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
+from workbench.harness.timed_rows import TimedRows
 from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_proof import profile_samples_from_env
 from workbench.harness.warm_scenario import warm_scenario
@@ -129,16 +130,17 @@ class ScenarioRun:
         calls, or enqueues cheaper work while it is being captured into a CUDA graph, fails here.
 
         The comparison runs after the samples, not between them: right after each launch only the sampled rows
-        of what it wrote are copied aside (before anything else runs that could touch them); the reference is
-        computed at the end from the same contents, regenerated from their seed (so a launch that rewrote its
-        inputs is judged on the inputs it was given). An fp32 reference between two samples made the next one
-        read ~4.5 us slower on the H200 (timing.Timer.time)."""
+        of what it wrote are copied aside on the device, into buffers allocated before the first launch
+        (timed_rows.py: no host transfer, no allocation between samples); the reference is computed at the end
+        from the same contents, regenerated from their seed (so a launch that rewrote its inputs is judged on the
+        inputs it was given). An fp32 reference between two samples made the next one read ~4.5 us slower on the
+        H200 (timing.Timer.time), and so did a host-to-device copy with fresh tensors (timed_rows.py)."""
         outs = [GuardedOutputs(s, self.device, 16) for _ in sets]
         tol = self.problem.tolerances
-        rng = torch.Generator().manual_seed(self.fresh_seed + 1)
         counter = iter(range(10**9))
         seed_of = [None] * len(sets)    # the seed of each set's current contents
-        written: list[tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = []   # (seed, rows, o rows, lse rows)
+        kept = TimedRows(s, self.device, tol.original_rows, self.timer.checked_launches_at_most(len(sets)),
+                         seed=self.fresh_seed + 1) if check_outputs else None
 
         def before(i: int) -> None:
             if check_outputs:
@@ -147,28 +149,28 @@ class ScenarioRun:
             outs[i].poison()
 
         def after(i: int) -> None:
-            if check_outputs:
-                rows = sample_rows(s, tol.original_rows, 0, rng).to(outs[i].o.device)
-                written.append((seed_of[i], rows, outs[i].o[:, rows].clone(), outs[i].lse[:, :, rows].clone()))
+            if kept is not None:
+                kept.keep(seed_of[i], outs[i].o, outs[i].lse)
 
         stats = self.timer.time(lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s), before=before,
-                                n_sets=len(sets), after=after, prime=check_outputs, warm_call_us=warm_call_us)
+                                n_sets=len(sets), after=after if check_outputs else None, prime=check_outputs,
+                                warm_call_us=warm_call_us)
         del outs
-        return stats, self._first_wrong_launch(s, written)
+        return stats, self._first_wrong_launch(s, kept)
 
-    def _first_wrong_launch(self, s: Scenario, written: list) -> str:
+    def _first_wrong_launch(self, s: Scenario, kept: TimedRows | None) -> str:
         """'' when every saved launch matches the fp32 reference of the contents it was given, else a line."""
-        if not written:
+        if not kept:
             return ""
         tol = self.problem.tolerances
         x = Inputs.allocate(s, self.device)
-        for k, (seed, rows, o_rows, lse_rows) in enumerate(written):
+        for k, (seed, rows, o_rows, lse_rows) in enumerate(kept.launches()):
             x.fill(seed)
             ref = reference(s, x, rows)
             here = torch.arange(len(rows), device=o_rows.device)
             errs = errors_against(o_rows, lse_rows, Reference(rows=here, o=ref.o, lse=ref.lse), s)
             if not (errs.rel_l2 <= tol.rel_l2_tol and errs.max_abs <= tol.max_abs_tol):
-                return (f"a timed launch (new inputs, verification passed; launch {k + 1} of {len(written)}) has "
+                return (f"a timed launch (new inputs, verification passed; launch {k + 1} of {len(kept)}) has "
                         f"rel L2 {errs.rel_l2:.2e}")
         return ""
 
@@ -310,6 +312,9 @@ def main() -> int:
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
     cache.on_stage = lambda: emit("cached")     # staged: the parent merges it now (staged_cache.py)
     problem.timing.profile_samples = profile_samples_from_env(os.environ)   # check() validated it already
+    problem.timing.rules = rep_count.rules_from_env(os.environ)             # so did it this
+    if problem.timing.rules != rep_count.COST_SIZED:
+        versions["timing_rules"] = problem.timing.rules        # an A/B of the proof says which rules it ran
     timer = Timer(device, problem.timing)
     BaselineRole(job, problem.tolerances, cache, None, device).preload_rows([Scenario(**r) for r in job["scenarios"]])
     try:
