@@ -32,6 +32,14 @@
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
 #   gemm    scripts/gemm_gpu_check.py: every kernels/gemm_bf16 kernel (wrong ones vs expected.csv, original and rungs on
 #           full) and the rungs' timing against cuBLAS and Triton (GEMM_ARGS passes options, e.g. --no-timing)
+#   ray1    issue 28 on one H200: RAY_KERNEL (02_mma) on RAY_SUITE (dev26) with FA3 through the local pool and a Ray pool
+#           of one GPU, RAY_ROUNDS (2) each: both geomeans, each path's wall, Ray's start and overhead, what held on the
+#           node (scripts/ray_pool_check.py one; carry .whl/ray and .whl/fa3: prep_ray_wheels.sh, prep_fa3_xz.sh).
+#           Every ray stage puts its pools on a `ray start --head` of its own, reached by address (scripts/ray_head.py);
+#           $OUT/<stage>.txt is the table, .json the figures, .log everything, _head.log the head's output
+#   ray2    2 GPUs: a fresh cache; CANDIDATES (10) variants on a Ray pool of 1 GPU and of 2: throughput, geomeans per
+#           kernel, the cache merged once per node, no privileged candidate code, borrowed_gemm rejected on each GPU
+#   ray2kill  2 GPUs (or 1): one Ray worker SIGKILLed mid-evaluation: judged again once, no result lost
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
@@ -213,6 +221,24 @@ for stage in "$@"; do
     gemm)    # kernels/gemm_bf16: builds, wrong kernels vs expected, original + rungs on full, timing vs cuBLAS/Triton
       timeout "${GEMM_TIMEOUT:-540}" python3 scripts/gemm_gpu_check.py --out "$OUT" ${GEMM_ARGS:-} 2>&1 \
         | tee "$OUT/gemm_gpu_check.log" | grep -vE "^(built|verified) " | tail -70 ;;
+    ray1|ray2|ray2kill)   # `verdict: ok|FAIL` lines; the figures in $OUT/<stage>.json
+      python3 -c "import ray" 2>/dev/null || { echo "$stage: Ray missing: scripts/prep_ray_wheels.sh, carry .whl/ray"
+                                              continue; }
+      a=$(python3 -c "import fa3_fwd_interface" 2>/dev/null && echo fa3)
+      echo "anchors: ${a:-none (FA3 not carried: .whl/fa3)}; $(python3 -c 'import ray; print("ray", ray.__version__)')"
+      mode=one; limit=${RAY1_TIMEOUT:-420}; extra=(--rounds "${RAY_ROUNDS:-2}")
+      ray_cache=/tmp/ray2cache                  # ray2's new cache (its builds too), reused by ray2kill
+      [ "$stage" = ray2 ] && { rm -rf "$ray_cache"; mode=two; limit=${RAY2_TIMEOUT:-400}
+                               extra=(--candidates "${CANDIDATES:-10}" --cache "$ray_cache"); }
+      [ "$stage" = ray2kill ] && { mode=kill; limit=${RAY2KILL_TIMEOUT:-170}
+                                   extra=(--candidates "${KILL_CANDIDATES:-6}")
+                                   [ -d "$ray_cache" ] && extra+=(--cache "$ray_cache"); }
+      RAY_USAGE_STATS_ENABLED=0 timeout "$limit" python3 scripts/ray_pool_check.py $mode \
+        --kernel "${RAY_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}" --suite "${RAY_SUITE:-dev26}" --anchors "$a" \
+        "${extra[@]}" --head --head-log "$OUT/${stage}_head.log" --json "$OUT/$stage.json" --table "$OUT/$stage.txt" \
+        > "$OUT/$stage.log" 2>&1
+      echo "$stage: rc $?"; grep -vE "^\[|WARNING|INFO|^\s*$|raylet\)|^verdict" "$OUT/$stage.log" | cut -c1-400 | tail -30
+      cat "$OUT/$stage.txt" 2>/dev/null | cut -c1-400 ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -10,9 +10,12 @@ or Ray, and the CPU stand-ins (`make_evaluator("standin")`: made-up timings, no 
   subprocess pinned to one GPU (CUDA_VISIBLE_DEVICES), with the harness's timeouts (worker start, every scenario) and
   crash isolation. Builds run before a GPU is taken, `build_workers` at a time on the CPU cores.
 * RayPool (ray_pool.py): each candidate is one Ray task with one GPU (`num_gpus=1`; CPU slots on a cluster
-  without GPUs) in a fresh Ray worker (`max_calls=1`), never retried; the kernel's source travels with the task.
+  without GPUs) in a fresh Ray worker (`max_calls=1`); the kernel's source travels with the task, the harness runs
+  on the node (its contained worker, its staged-cache merge), and its progress lines come back with the result.
   A task that outlives its time limit is cancelled with `ray.cancel(ref, force=True)` (Ray kills the worker and its
-  children) and comes back as status `timeout`; a worker that dies comes back as status `crashed`.
+  children) and comes back as status `timeout`. A Ray worker that dies is judged again once under the harness
+  (`versions["retried"]` says why), and comes back as status `crashed` on a second death or under an in-process
+  evaluator.
 
 Every result is stamped with where it ran (`versions["host"]`, `versions["device"]`, `versions["pool"]`), and
 `group_by_gpu` / `one_gpu_model` keep numbers from different GPU models out of one comparison.
@@ -60,6 +63,8 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pool", choices=POOLS, default="local",
                         help="where candidates are judged: local GPUs (default) or a Ray cluster")
     parser.add_argument("--ray-address", default=None,
-                        help="Ray cluster address (e.g. ray://head:10001 or auto); default: start a local instance")
+                        help="a Ray cluster: HEAD_IP:6379 (what `ray start --head` printed; RAY_AUTH_MODE=token "
+                             "when it uses token authentication) or auto (the cluster `ray start` made on this "
+                             "host); default: a new local instance")
     parser.add_argument("--slots", type=count(1), default=None,
                         help="candidates judged at once (default: one per GPU; 2 on a machine without one)")

@@ -1,10 +1,15 @@
 """RayPool: one Ray task per candidate, one GPU each, in a fresh worker (evaluator.py has the interface).
 
-Each task carries the kernel's source, is never retried, and is cancelled with `ray.cancel(ref, force=True)` when
-it outlives its time limit (status `timeout`); a worker that dies comes back as status `crashed`.
+Each task carries the kernel's source and is cancelled with `ray.cancel(ref, force=True)` when it outlives its time
+limit (status `timeout`). A Ray worker that dies (killed, out of memory, its node lost) is judged again once when
+the evaluator is the harness, whose candidate code runs in a contained subprocess and so cannot be what killed it
+(the result says so in `versions["retried"]`); a second death, or any death under an in-process evaluator, comes
+back as status `crashed`. The harness's progress lines (notices, one per scenario, the timing-cache summary) are
+collected on the node and replayed through the pool's `progress` when the task returns.
 """
 from __future__ import annotations
 
+import os
 import socket
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,12 +22,20 @@ from workbench.harness.paths import REPO_ROOT
 from workbench.harness.result import CheckRequest, SuiteResult
 
 # what a remote cluster is not sent of this checkout (runtime_env working_dir): the code travels, not the records
-RAY_SHIP_EXCLUDES = [".git", ".venv", ".whl", ".cache", "build", "campaigns", "evolutions", "data", "docs",
+RAY_SHIP_EXCLUDES = [".git", ".venv", ".whl", ".cache", ".gpucache", "build", "campaigns", "evolutions", "data", "docs",
                      "notebooks", "**/__pycache__"]
+PROGRESS_LINES_KEPT = 2000              # a full suite's lines and notices; a runaway source cannot fill the reply
+# how a Ray worker's death (not the task's own error) reads; a harness evaluation is judged again once after one
+WORKER_DEATHS = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError")
+# Ray turns token authentication on for `ray.init` and `ray start` when ~/.ray/auth_token exists, but a driver
+# given an explicit address does not look for the token unless told to
+TOKEN_HINT = ("; if the cluster uses token authentication, set RAY_AUTH_MODE=token here, with the head's token in "
+              "~/.ray/auth_token or RAY_AUTH_TOKEN (`ray get-auth-token` on the head prints it)")
 
 
 def _ray_task(payload: dict, evaluator: Optional[Evaluator]) -> dict:
-    """Runs inside a fresh Ray worker: write the shipped sources, judge, stamp, return a plain dict."""
+    """Runs inside a fresh Ray worker: write the shipped sources, judge, stamp; returns the result as a plain dict
+    and the progress lines the harness wrote on the node."""
     import ray
 
     request = CheckRequest.from_dict(payload["request"])
@@ -38,9 +51,11 @@ def _ray_task(payload: dict, evaluator: Optional[Evaluator]) -> dict:
                 path.parent.mkdir()
                 path.write_text(text)
                 setattr(request, field, str(path))
-        result = evaluate(evaluator, request, None)
+        lines: list = []
+        result = evaluate(evaluator, request, lambda line: len(lines) < PROGRESS_LINES_KEPT and lines.append(line))
     result.kernel_path = payload["request"]["kernel_path"]
-    return stamp(result, host=socket.gethostname(), device=device, pool="ray").to_dict()
+    return {"result": stamp(result, host=socket.gethostname(), device=device, pool="ray").to_dict(),
+            "progress": lines}
 
 
 _remote = None
@@ -50,8 +65,7 @@ def _remote_task():
     global _remote
     if _remote is None:
         import ray
-        # max_calls=1: a fresh worker process per candidate; max_retries=0: a candidate that kills its worker
-        # is reported, never run again
+        # max_calls=1: a fresh worker process per candidate; max_retries=0: RayPool decides what is judged again
         _remote = ray.remote(max_calls=1, max_retries=0)(_ray_task)
     return _remote
 
@@ -89,7 +103,8 @@ class RayPool:
             try:
                 ray.init(**{k: v for k, v in kwargs.items() if v is not None})
             except (ConnectionError, RuntimeError, ValueError) as err:
-                raise PoolError(f"cannot start or reach Ray at {address or 'a new local instance'}: {err}") from err
+                raise PoolError(f"cannot start or reach Ray at {address or 'a new local instance'}: {err}"
+                                + (TOKEN_HINT if remote and not os.environ.get("RAY_AUTH_MODE") else "")) from err
             self._started = True
         resources = ray.cluster_resources()
         self.use_gpus = int(resources.get("GPU", 0)) > 0
@@ -120,45 +135,61 @@ class RayPool:
         return {"request": request.to_dict(), "sources": sources}
 
     def _run(self, request: CheckRequest, progress: Optional[Progress]) -> SuiteResult:
-        ray = self._ray
         if self._build:
             prebuild(request)
-        limit = self.timeout_s or candidate_timeout_s(request)
         options = {"num_gpus": 1 if self.use_gpus else 0, "num_cpus": 1}
         if self.accelerator_type:
             options["accelerator_type"] = self.accelerator_type
         slot = self._slots.take()
         try:
-            ref = _remote_task().options(**options).remote(self._payload(request), self.evaluator_fn)
-            if progress:
-                progress(f"[ray {slot}] {request.kernel_path}: submitted")
-            ready, _ = ray.wait([ref], timeout=limit)
-            if not ready:
-                ray.cancel(ref, force=True)
-                result = failed_result(request, "timeout", f"the evaluation took more than {limit:.0f} s; the "
-                                                           "pool cancelled its Ray task (worker killed)")
-            else:
-                result = self._collect(ray, ref, request)
+            result, died = self._attempt(request, options, slot, progress)
+            if died and is_harness(self.evaluator_fn):
+                if progress:
+                    progress(f"[ray {slot}] {request.kernel_path}: {result.error}; judged again (once)")
+                first = result.error
+                result, _ = self._attempt(request, options, slot, progress)
+                result.versions = dict(result.versions or {}, retried=first[:300])
         finally:
             self._slots.give(slot)
         if progress:
             progress(f"[ray {slot}] {request.kernel_path}: {result.status}")
-        if result.status in ("timeout", "crashed") and not result.versions:
+        if "pool" not in (result.versions or {}):       # it never reached a node's stamp
             stamp(result, host="", device="", pool=self.name)
         return result
 
+    def _attempt(self, request: CheckRequest, options: dict, slot, progress: Optional[Progress]):
+        """One Ray task for the candidate: (result, whether its Ray worker died)."""
+        ray = self._ray
+        limit = self.timeout_s or candidate_timeout_s(request)
+        ref = _remote_task().options(**options).remote(self._payload(request), self.evaluator_fn)
+        if progress:
+            progress(f"[ray {slot}] {request.kernel_path}: submitted")
+        ready, _ = ray.wait([ref], timeout=limit)
+        if not ready:
+            ray.cancel(ref, force=True)
+            return failed_result(request, "timeout", f"the evaluation took more than {limit:.0f} s; the pool "
+                                                     "cancelled its Ray task (worker killed)"), False
+        result, died, lines = self._collect(ray, ref, request)
+        for line in lines if progress else ():
+            progress(f"[ray {slot}] {line}")
+        return result, died
+
     @staticmethod
-    def _collect(ray, ref, request: CheckRequest) -> SuiteResult:
+    def _collect(ray, ref, request: CheckRequest) -> tuple[SuiteResult, bool, list]:
+        """(result, whether the Ray worker died, the progress lines from the node)."""
         try:
-            return SuiteResult.from_dict(ray.get(ref))
+            reply = ray.get(ref)
+            return SuiteResult.from_dict(reply["result"]), False, list(reply["progress"])
         except ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
                 raise cause from None          # the evaluator's own error (a bad suite, say), as check() raises it
-            return failed_result(request, "crashed", f"the Ray task failed: {str(err).splitlines()[0][:300]}")
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.RayError) as err:
-            return failed_result(request, "crashed", f"the Ray worker died: {type(err).__name__}: "
-                                                     f"{str(err).splitlines()[0][:300] if str(err) else ''}")
+            failed = failed_result(request, "crashed", f"the Ray task failed: {str(err).splitlines()[0][:300]}")
+            return failed, False, []
+        except ray.exceptions.RayError as err:
+            why = f"{type(err).__name__}: {str(err).splitlines()[0][:300] if str(err) else ''}"
+            failed = failed_result(request, "crashed", f"the Ray worker died: {why}")
+            return failed, type(err).__name__ in WORKER_DEATHS, []
 
     def evaluator(self, request: CheckRequest) -> SuiteResult:
         return self.submit(request).result()

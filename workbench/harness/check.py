@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import flags, rep_count, sandbox, worker_events
+from workbench.harness import flags, proc_tree, rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
@@ -103,10 +103,12 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     start info."""
     contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s),
                                                     private_bytes=sandbox.private_cap_bytes()))
-    job = dict(job, sandbox=contained.to_dict())
+    # the cache folder resolved here, where the parent merges: the worker's HOME is its private one (child_env)
+    cache_dir = Path(job["request"].get("cache_dir") or default_cache_dir())
+    job = dict(job, sandbox=contained.to_dict(), request=dict(job["request"], cache_dir=str(cache_dir)))
     # caches the contained worker stages are merged by the trusted side as they are made (progress_cache.py)
     # (the private folder is a tmpfs the parent reaches through its fd while the worker runs: sandbox.staged_dir)
-    timings = ProgressCache(job, scenarios, Path(job["request"].get("cache_dir") or default_cache_dir()),
+    timings = ProgressCache(job, scenarios, cache_dir,
                             sandbox.staged_dir(contained) / "cache" if contained.enabled else None)
     try:
         rows, info = _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained, timings)
@@ -130,6 +132,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
     env = sandbox.child_env(dict(os.environ), contained)       # no API key reaches candidate code
     if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+    env[proc_tree.PARENT_ENV] = str(os.getpid())              # the worker dies with this process (proc_tree.py)
     with tempfile.NamedTemporaryFile("w+", suffix=".stderr", delete=False) as err_file:
         err_path = err_file.name
     rows: dict[str, ScenarioResult] = {}

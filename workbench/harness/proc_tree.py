@@ -14,6 +14,10 @@ that were pid 1 could not abort() or be told to stop; as pid 2 it keeps the ordi
 exit status (a signal included) is passed on by init and re-raised by the caller, so `killed by SIGABRT` still
 reads as such. Where no PID namespace can be made (not root, WORKBENCH_SANDBOX=off), it returns False and the
 caller runs the work itself.
+
+One more link: the caller itself dies with the harness process that started it (`die_with_parent`, the same death
+signal), so a harness killed alone (SIGKILL by the OOM killer, a Ray worker killed on its node) leaves no
+evaluation behind it, whether or not the caller could make a namespace.
 """
 from __future__ import annotations
 
@@ -26,6 +30,19 @@ import signal
 CLONE_NEWPID = 0x20000000
 PR_SET_PDEATHSIG = 1
 SIGNAL_BASE = 128                  # init exits with 128 + N when the contained process was killed by signal N
+PARENT_ENV = "WORKBENCH_WORKER_PARENT"   # the harness's pid, set by check.py for the worker it starts
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the harness process named in PARENT_ENV dies; exit at once when it is gone
+    already (the death signal is armed too late for it). The first process to call it consumes the variable,
+    so the processes it forks (init, the contained worker) keep their own arrangement."""
+    expected = os.environ.pop(PARENT_ENV, "")
+    if not expected.isdigit():
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != int(expected):
+        os._exit(SIGNAL_BASE + signal.SIGKILL)
 
 
 def fork_into_pid_namespace() -> bool:

@@ -64,6 +64,7 @@ def _enter_pid_namespace(entered: list[str]) -> list[str]:
 
 
 def _worker_main() -> int:
+    proc_tree.die_with_parent()          # before anything else: a harness killed now takes this process with it
     entered = _enter_pid_namespace(sandbox.enter_namespaces())
     os.environ[sandbox.NS_ENV] = ",".join(entered)
     sys.argv = ["workbench.harness.worker"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from workbench.harness import own_kernels, rep_count
+from workbench.harness import own_kernels, proc_tree, rep_count
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
 from workbench.harness.reference import Inputs, reference
@@ -293,6 +293,7 @@ def scenario_result(runner: ScenarioRun, s: Scenario, candidate, baseline) -> Sc
 
 def main() -> int:
     global _out
+    proc_tree.die_with_parent()     # uncontained (no sandbox_entry in front): this process dies with the harness
     _out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)   # candidate printf/puts goes to stderr, never into the result stream
     job = json.loads(sys.stdin.read())

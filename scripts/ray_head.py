@@ -1,0 +1,72 @@
+"""A Ray head node of this script's own, started the way the README starts a cluster (`ray start --head`), so a
+RayPool reaches it by address as `--ray-address HEAD:PORT` does: the checkout shipped as the job's working_dir,
+builds on the node, token authentication. `ray start --block` runs as this process's child and takes its GCS,
+raylet and workers down when it is sent SIGTERM; nothing else on the machine is touched (no `ray stop`)."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+START_LIMIT_S = 180          # a loaded 2-core machine starts a head in ~10 s; this bound is only for a head that hangs
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RayHead:
+    """`with RayHead(gpus=1) as head: RayPool(head.address)`; head.start_s is how long it took to come up."""
+
+    def __init__(self, *, gpus: int = 0, cpus: int = 0, log: str = ""):
+        self.temp_dir = tempfile.mkdtemp(prefix="rayh-", dir="/tmp")     # short: Ray's socket paths have a limit
+        self.address = f"127.0.0.1:{free_port()}"
+        command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--disable-usage-stats",
+                   "--include-dashboard=false", f"--port={self.address.split(':')[1]}", f"--temp-dir={self.temp_dir}",
+                   "--node-ip-address=127.0.0.1", f"--num-gpus={gpus}"]
+        if cpus:
+            command.append(f"--num-cpus={cpus}")
+        self._log = open(log or os.devnull, "ab")
+        t0 = time.monotonic()
+        # the head's workers inherit this environment (WORKBENCH_CACHE, PYTHONPATH with the carried wheels)
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        address_file = Path(self.temp_dir) / "ray_current_cluster"
+        while not address_file.exists():                   # written once the GCS and the raylet are up
+            if self.process.poll() is not None or time.monotonic() - t0 > START_LIMIT_S:
+                self.stop()
+                raise RuntimeError(f"`ray start --head` did not come up (exit {self.process.returncode}); its "
+                                   f"output: {log or 'pass log=PATH'}")
+            time.sleep(0.2)
+        self.start_s = time.monotonic() - t0
+        # Ray 2.60 turns token authentication on for the head it starts; a driver given an address must be told
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+
+    def stop(self) -> None:
+        """SIGTERM to `ray start` alone, which stops its GCS, raylet and workers (~3 s here; a SIGTERM to the whole
+        group instead left `ray start` waiting on its dead children), then SIGKILL to whatever of its session is
+        left."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)      # a raylet or worker the head left behind
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        self._log.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
