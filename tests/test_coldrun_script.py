@@ -73,3 +73,15 @@ def test_an_anchor_the_legs_cannot_load_stops_the_script_before_any_run(tmp_path
     assert run.returncode == 2 and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1 and "anchor fa3 is unavailable" in run.stderr
     assert not out.exists()
+
+
+def test_a_leg_that_judged_nothing_passes_no_time_check():
+    """A worker that crashed at once makes a fast leg that was not killed: its time says nothing."""
+    acceptance = _script().acceptance
+    crashed = {"killed": False, "scenarios_done": 0, "wall_s": 17.0}
+    whole = {"killed": False, "scenarios_done": 182, "wall_s": 17.0}
+    again = {"compared": 0, "timed_again": [], "changed_in_cache": 0, "json_reports_other_figures": None}
+    checks = acceptance([crashed, crashed, crashed, crashed], 182, again, 17.0, None)
+    assert not any(checks.values()), checks
+    checks = acceptance([whole, whole, crashed, whole], 182, again, 30.0, 0.0)
+    assert checks["cold <= 240 s"] and checks["warm <= 60 s"] and checks["resumed < remaining share of cold"]

@@ -190,7 +190,9 @@ def test_a_grandchild_dies_with_a_gpu_worker_that_finishes(walls):
     rows, info = run_worker(job, scenarios, 120, print)
     seconds = time.monotonic() - started
     assert all(r.reason != "timeout" for r in rows) and seconds < 100, (seconds, [r.detail for r in rows])
-    assert rows[0].status == "failed", rows[0]                 # it ran on the GPU (and wrote the wrong thing)
+    # it ran on the GPU and wrote the wrong thing: on the H200 (2026-12-02) the probe's first call returned 400
+    # (its constructor forks after touching CUDA) and its second wrote 64 of 32768 elements
+    assert any(r.status == "failed" and r.reason == "unwritten" for r in rows), [(r.status, r.reason) for r in rows]
     time.sleep(1)
     assert not _alive_named(walls["name"]), "the setsid grandchild outlived the GPU worker"
 
