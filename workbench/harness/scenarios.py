@@ -2,7 +2,8 @@
 
 A suite is a CSV under kernels/attn_fwd/suites/ (or any path a user passes) with the columns
     name, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal, dtype[, category]
-Bad rows are refused with the file, the line and the reason, never half-loaded.
+Bad rows are refused with the file, the line and the reason, never half-loaded. This module is attention's
+Scenario; the suite loader reads any problem's suites through its problem.py (problems.py): `problem=` names it.
 """
 from __future__ import annotations
 
@@ -137,12 +138,26 @@ def scenario_from_row(row: dict) -> Scenario:
                     category=category, **ints)
 
 
-def resolve_suite_path(suite: str | Path) -> Path:
-    """A suite is a name under kernels/attn_fwd/suites/ (smoke, dev26, full) or a path to a CSV."""
+def resolve_suite_path(suite: str | Path, problem=None) -> Path:
+    """A suite is a name under the problem's suites/ (attention's: smoke, dev26, full) or a path to a CSV."""
     path = Path(suite)
     if path.suffix == ".csv" or path.exists():
         return path
-    return SUITES_DIR / f"{suite}.csv"
+    return _suites_dir(problem) / f"{suite}.csv"
+
+
+def _suites_dir(problem) -> Path:
+    return SUITES_DIR if problem is None else problem.suites_dir
+
+
+def _definition(problem):
+    """The problem's definition (problems.py); None: attention's, read by this module's own functions."""
+    if problem is None or isinstance(problem, str) and not problem:
+        return None
+    from workbench.harness import problems
+
+    definition = problems.load(problem) if isinstance(problem, (str, Path)) else problem
+    return None if definition.name == problems.DEFAULT_PROBLEM else definition
 
 
 def decode_utf8(data: bytes, path: str | Path, what: str = "file") -> str:
@@ -168,12 +183,16 @@ def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20, what: str = "
         raise error(str(err)) from None
 
 
-def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None) -> list[Scenario]:
+def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None, problem=None) -> list:
     """The scenarios of a suite; `warn` is told about columns the suite format does not know (they are
-    ignored: most often a misspelt optional column)."""
-    path = resolve_suite_path(suite)
+    ignored: most often a misspelt optional column). `problem`: a problem name, folder or definition whose
+    suite format applies (default attention's)."""
+    problem = _definition(problem)
+    required = REQUIRED_COLUMNS if problem is None else problem.columns
+    from_row = scenario_from_row if problem is None else problem.module.scenario_from_row
+    path = resolve_suite_path(suite, problem)
     if not path.exists():
-        known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv")))
+        known = ", ".join(sorted(p.stem for p in _suites_dir(problem).glob("*.csv")))
         raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {known}")
     if path.is_dir():
         raise SuiteError(f"{path}: is a directory; pass a suite CSV file or one of the suite names")
@@ -181,21 +200,21 @@ def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None) 
     lines = text.splitlines()
     reader = csv.DictReader(line for line in lines if not line.lstrip().startswith("#"))
     header = reader.fieldnames or []
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    missing = [c for c in required if c not in header]
     if missing:
         raise SuiteError(f"{path}:1: header lacks column(s) {', '.join(missing)}; "
-                         f"expected {','.join(REQUIRED_COLUMNS)}[,category]")
-    unknown = [c for c in header if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+                         f"expected {','.join(required)}[,category]")
+    unknown = [c for c in header if c not in required + OPTIONAL_COLUMNS]
     if unknown and warn:
         warn(f"{path}:1: unknown column(s) {', '.join(map(repr, unknown))} ignored; the columns are "
-             f"{','.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+             f"{','.join(required + OPTIONAL_COLUMNS)}")
     scenarios, names = [], set()
     # line numbers count comment lines too, so we keep them for honest positions
     data_lines = [n for n, line in enumerate(lines, start=1)
                   if line.strip() and not line.lstrip().startswith("#")][1:]
     for line_no, row in zip(data_lines, reader):
         try:
-            scenario = scenario_from_row(row)
+            scenario = from_row(row)
         except ValueError as err:
             raise SuiteError(f"{path}:{line_no}: {err}; fix or remove this row") from None
         if scenario.name in names:
@@ -207,14 +226,21 @@ def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None) 
     return scenarios
 
 
-def write_suite(path: Path, scenarios: list[Scenario]) -> None:
-    columns = list(REQUIRED_COLUMNS) + ["category"]
+def suite_row(s: Scenario) -> list:
+    """One scenario as its suite CSV row (REQUIRED_COLUMNS, then category)."""
+    return [s.name, s.batch, s.heads_q, s.heads_kv, s.seqlen_q, s.seqlen_k, s.head_dim, int(s.causal), s.dtype,
+            s.category]
+
+
+def write_suite(path: Path, scenarios: list, problem=None) -> None:
+    problem = _definition(problem)
+    columns = list(REQUIRED_COLUMNS if problem is None else problem.columns) + ["category"]
+    row = suite_row if problem is None else problem.module.suite_row
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
         for s in scenarios:
-            writer.writerow([s.name, s.batch, s.heads_q, s.heads_kv, s.seqlen_q, s.seqlen_k, s.head_dim,
-                             int(s.causal), s.dtype, s.category])
+            writer.writerow(row(s))
 
 
 def geomean(values) -> float:
