@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from workbench.harness.paths import REPO_ROOT
+from workbench.harness.paths import DEFAULT_PROBLEM, REPO_ROOT
 from workbench.harness.scenarios import SuiteError
 
 KERNELS_DIR = REPO_ROOT / "kernels"
-DEFAULT_PROBLEM = "attn_fwd"
 MODULES = ("problem", "judge", "standins")
 
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness.paths import SUITES_DIR
+from workbench.harness.paths import DEFAULT_PROBLEM, SUITES_DIR
 
 REQUIRED_COLUMNS = ("name", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "causal", "dtype")
 OPTIONAL_COLUMNS = ("category",)
@@ -151,13 +151,8 @@ def _suites_dir(problem) -> Path:
 
 
 def _definition(problem):
-    """The problem's definition (problems.py); None: attention's, read by this module's own functions."""
-    if problem is None or isinstance(problem, str) and not problem:
-        return None
-    from workbench.harness import problems
-
-    definition = problems.load(problem) if isinstance(problem, (str, Path)) else problem
-    return None if definition.name == problems.DEFAULT_PROBLEM else definition
+    """A problem definition (problems.load's), or None for attention's, which this module's own functions read."""
+    return None if problem is None or problem.name == DEFAULT_PROBLEM else problem
 
 
 def decode_utf8(data: bytes, path: str | Path, what: str = "file") -> str:
@@ -185,8 +180,8 @@ def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20, what: str = "
 
 def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None, problem=None) -> list:
     """The scenarios of a suite; `warn` is told about columns the suite format does not know (they are
-    ignored: most often a misspelt optional column). `problem`: a problem name, folder or definition whose
-    suite format applies (default attention's)."""
+    ignored: most often a misspelt optional column). `problem`: the definition (problems.load) whose suite
+    format applies (default attention's)."""
     problem = _definition(problem)
     required = REQUIRED_COLUMNS if problem is None else problem.columns
     from_row = scenario_from_row if problem is None else problem.module.scenario_from_row
