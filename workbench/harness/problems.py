@@ -84,6 +84,11 @@ class Definition:
         section = self.toml.get("anchors", {})
         return section.get("main") or (self.anchors[0] if self.anchors else "")
 
+    @property
+    def ref(self) -> str:
+        """How a request or a config names this problem: its name under kernels/, else its folder."""
+        return self.name if self.folder.parent == KERNELS_DIR.resolve() else str(self.folder)
+
     def scenario(self, data: dict):
         """A Scenario from its dict (to_dict's keys; unknown keys dropped)."""
         known = {k: v for k, v in data.items() if k in self.Scenario.__dataclass_fields__}

@@ -186,7 +186,8 @@ class SuiteResult:
             variables[f"geomean_vs_{anchor}"] = self.geomean_vs(anchor)
         speedups = [r.speedup("fa3") for r in self.rows if r.speedup("fa3")]
         variables["min_vs_fa3"] = min(speedups) if speedups else float("nan")
-        for anchor in sorted({k for r in self.rows for k in r.reference_stats} - {BASELINE, *ANCHORS}):
+        timed = {k for r in self.rows for k in r.reference_stats}
+        for anchor in sorted((timed | set(_anchor_names(self.problem))) - {BASELINE, *ANCHORS}):
             variables[f"geomean_vs_{anchor}"] = self.geomean_vs(anchor)     # another problem's anchors
             speedups = [r.speedup(anchor) for r in self.rows if r.speedup(anchor)]
             variables[f"min_vs_{anchor}"] = min(speedups) if speedups else float("nan")
@@ -235,6 +236,18 @@ def _shape_columns(scenario: dict) -> dict:
     if "head_dim" in scenario:
         return {k: scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}
     return {k: v for k, v in scenario.items() if k not in ("name", "category", "problem", "dtype")}
+
+
+def _anchor_names(problem: str) -> tuple:
+    """The anchors the problem knows (none beyond attention's when it is attention or unknown here)."""
+    from workbench.harness import problems
+
+    if not problem or problem == problems.DEFAULT_PROBLEM:
+        return ()
+    try:
+        return problems.load(problem).anchors
+    except problems.ProblemError:
+        return ()
 
 
 def _category_names(problem: str) -> dict:
