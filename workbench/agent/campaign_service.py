@@ -234,12 +234,16 @@ class CampaignService:
         if not self._held:
             raise RuntimeError("CampaignService calls must run inside `with service.session(...)`")
 
+    def _problem(self):
+        from workbench.campaign.config import campaign_problem
+        return campaign_problem(self.config.problem, self.config.kernel_path)
+
     def _suite(self, suite: str | None) -> str:
         from workbench.harness.scenarios import SuiteError, load_suite
 
         suite = (suite or "").strip() or self.config.suite
         try:
-            load_suite(suite)
+            load_suite(suite, problem=self._problem())
         except SuiteError as err:
             raise CampaignError(str(err)) from None
         return suite
@@ -251,7 +255,8 @@ class CampaignService:
         sha = self.ws.save_artifact(kernel.read_text())
         c = self.config
         request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite,
-                               anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.best_vs_original)
+                               anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.best_vs_original,
+                               problem=self._problem().ref)
         if self.evaluator is not None:
             result = self.evaluator(request)
         else:
@@ -397,4 +402,4 @@ class CampaignService:
         from workbench.harness.scenarios import load_suite
 
         name = self._suite(suite)
-        return campaign_text.suite_text(name, load_suite(name))
+        return campaign_text.suite_text(name, load_suite(name, problem=self._problem()))

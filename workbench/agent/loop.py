@@ -28,7 +28,7 @@ from typing import Callable, Optional
 from workbench import __version__
 from workbench.agent.backends.turns import BackendError, BackendExhausted, TurnRequest
 from workbench.agent.tools import HarnessDefaults, Toolbox
-from workbench.campaign.config import CampaignConfig, _config_json, new_campaign_id
+from workbench.campaign.config import CampaignConfig, _config_json, campaign_problem, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
                                        TriggerDetected, TurnCommitted, TurnStarted)
@@ -59,6 +59,22 @@ ncu_profile look inside a build; revert restores an evaluated version by its sha
 The campaign ends only when run_harness reports that the stop condition holds: {stop_expr}
 Your own judgement that the kernel is finished does not end it. Measure before you believe a change helped.
 """
+# what a problem other than attention puts in place of the first paragraph (its problem.toml [agent] task)
+TASK_END = "with the layouts and masking rules described in its header comment."
+
+
+def system_prompt(config: CampaignConfig) -> str:
+    """SYSTEM_PROMPT for attention; another problem's task paragraph (problem.toml [agent] task) and main anchor."""
+    text = SYSTEM_PROMPT.format(suite=config.suite, stop_expr=config.stop_expr or "(none)")
+    problem = campaign_problem(config.problem, config.kernel_path)
+    task = problem.toml.get("agent", {}).get("task")
+    if problem.name == "attn_fwd" or not task:
+        return text
+    rest = text[text.index(TASK_END) + len(TASK_END):]
+    rest = rest.replace("the original\nkernel and FA3", f"the original\nkernel and {problem.main_anchor}")
+    return task.strip() + rest
+
+
 CONTINUE_TEXT = ("The stop condition ({stop_expr}) does not hold yet; the best so far is {best} against the "
                  "original kernel. Continue.")
 TRUNCATED_TEXT = "Your reply was cut off at the output token limit. Continue where you stopped."
@@ -82,10 +98,11 @@ class Campaign:
                              config.policy, seed=config.seed)
         # a replaying backend answers the harness and GPU tools from its recording
         evaluator = evaluator or getattr(backend, "evaluator", None)
+        problem = campaign_problem(config.problem, config.kernel_path).ref   # '' in configs made before problems
         self.toolbox = Toolbox(workspace, evaluator, HarnessDefaults(
-            suite=config.suite, stop_expr=config.stop_expr, anchors=tuple(config.anchors)),
+            suite=config.suite, stop_expr=config.stop_expr, anchors=tuple(config.anchors), problem=problem),
             best_provider=lambda: self.best_vs_original, recorded=getattr(backend, "recorded", None))
-        self.system = SYSTEM_PROMPT.format(suite=config.suite, stop_expr=config.stop_expr or "(none)")
+        self.system = system_prompt(config)
         # loop state (snapshotted after every committed turn)
         self.messages: list = []
         self.questions: list = []           # InterventionFired.to_dict() of every question asked
