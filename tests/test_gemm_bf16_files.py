@@ -152,3 +152,23 @@ def test_every_listed_knob_value_compiles_without_spills(path, name, value, tmp_
     assert run.returncode == 0, run.stderr[-2000:]
     frames = re.findall(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", run.stderr)
     assert frames and all(f == ("0", "0", "0") for f in frames), frames
+
+
+def original_knob_variants():
+    path = PROBLEM / "original.cu"
+    return [(name, v) for name, default, values in re.findall(r"@knob (\w+) (\w+) \{([^}]*)\}", path.read_text())
+            for v in values.split(",") if v != default]
+
+
+@needs_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name,value", original_knob_variants(), ids=lambda x: str(x))
+def test_every_knob_value_of_the_original_builds(name, value, tmp_path):
+    """The offline agent's and the evolution's moves on the GEMM (its knobs are edited in the text, as they do)."""
+    text = re.sub(rf"^#define {name} \S+", f"#define {name} {value}", (PROBLEM / "original.cu").read_text(), flags=re.M)
+    source = tmp_path / "original.cu"
+    source.write_text(text)
+    run = subprocess.run(["nvcc", *COMPILE_FLAGS, *arch_flags("sm_90a"), "-c", "-o", str(tmp_path / "k.o"),
+                          str(source)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert len(original_knob_variants()) == 6
