@@ -31,7 +31,7 @@ from typing import Callable, Optional
 from workbench import __version__
 from workbench.agent import campaign_text
 from workbench.agent.tool_format import format_result
-from workbench.campaign.config import CampaignConfig, new_campaign_id
+from workbench.campaign.config import CampaignConfig, config_problem, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                        TurnCommitted, TurnStarted)
@@ -234,16 +234,12 @@ class CampaignService:
         if not self._held:
             raise RuntimeError("CampaignService calls must run inside `with service.session(...)`")
 
-    def _problem(self):
-        from workbench.campaign.config import campaign_problem
-        return campaign_problem(self.config.problem, self.config.kernel_path)
-
     def _suite(self, suite: str | None) -> str:
         from workbench.harness.scenarios import SuiteError, load_suite
 
         suite = (suite or "").strip() or self.config.suite
         try:
-            load_suite(suite, problem=self._problem())
+            load_suite(suite, problem=config_problem(self.config))
         except SuiteError as err:
             raise CampaignError(str(err)) from None
         return suite
@@ -252,11 +248,10 @@ class CampaignService:
         """(text, result, sha): the source becomes an artifact; the harness judges the artifact."""
         from workbench.harness.result import CheckRequest
 
-        sha = self.ws.save_artifact(kernel.read_text())
-        c = self.config
+        sha, c = self.ws.save_artifact(kernel.read_text()), self.config
         request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite,
                                anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.best_vs_original,
-                               problem=self._problem().ref)
+                               problem=config_problem(c).ref)
         if self.evaluator is not None:
             result = self.evaluator(request)
         else:
@@ -402,4 +397,4 @@ class CampaignService:
         from workbench.harness.scenarios import load_suite
 
         name = self._suite(suite)
-        return campaign_text.suite_text(name, load_suite(name, problem=self._problem()))
+        return campaign_text.suite_text(name, load_suite(name, problem=config_problem(self.config)))

@@ -104,6 +104,11 @@ def campaign_problem(problem: str, kernel_path: str = ""):
     return problems.load(problem or problems.infer(kernel_path) or None)
 
 
+def config_problem(config: "CampaignConfig"):
+    """The problem a campaign's config judges (campaign_problem of its problem and kernel)."""
+    return campaign_problem(config.problem, config.kernel_path)
+
+
 def default_stop(definition) -> str:
     """A campaign's stop predicate unless told otherwise: correct and as fast as the problem's main anchor."""
     return f"all_correct and geomean_vs_{definition.main_anchor} >= 1.0"
