@@ -11,6 +11,9 @@ Phases
      wrong/expected.csv
   4. every ladder rung on --suite with the anchors, one at a time (timed)
   5. an offline-agent campaign on the GEMM (suite smoke, a few harness runs; the real harness, traces recorded)
+  6. production shapes in, comparable results out: `workbench suite from-flashinfer data/flashinfer_sample`, the
+     last rung timed on that suite against cuBLAS, `workbench export --flashinfer` of its run, every exported line
+     checked against FlashInfer-Bench's schema
 Prints the wrong-kernel table (expected vs got), per rung the geomean against cuBLAS (and Triton, the original) per
 suite category and TFLOP/s as % of the 790 TFLOP/s ceiling on the largest square shape; writes
 $OUT/gemm_stage.json and one SuiteResult JSON per kernel. Exit 0: every kernel as expected and every rung correct;
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -40,6 +44,7 @@ def parse_args(argv):
     ap.add_argument("--jobs", type=int, default=4, help="wrong kernels verified at once (default 4)")
     ap.add_argument("--anchors", default="cublas,triton")
     ap.add_argument("--no-campaign", action="store_true")
+    ap.add_argument("--no-flashinfer", action="store_true", help="skip phase 6")
     ap.add_argument("--campaign-calls", type=int, default=8, help="tool calls of the campaign (default 8)")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/out"))
     args = ap.parse_args(argv)
@@ -63,7 +68,7 @@ def judge(path: Path, suite: str, anchors: tuple, out: Path, timing: bool = True
     result = check(CheckRequest(kernel_path=str(path), suite=suite, anchors=anchors, problem="gemm_bf16",
                                 timing=timing, fail_fast=fail_fast))
     result.wall_s = time.time() - start
-    (out / f"gemm_{path.parent.name}_{path.stem}_{suite}.json").write_text(result.to_json())
+    (out / f"gemm_{path.parent.name}_{path.stem}_{Path(suite).stem}.json").write_text(result.to_json())
     return result
 
 
@@ -127,6 +132,34 @@ def campaign(out: Path, calls: int) -> dict:
     return {"returncode": run.returncode, "harness_runs": int(runs), "rows": int(len(rows))}
 
 
+def flashinfer_round_trip(out: Path, rung: Path) -> dict:
+    """Phase 6: a FlashInfer-Bench folder -> a suite -> a timed run of `rung` -> FlashInfer-Bench traces."""
+    from workbench.flashinfer import schema
+
+    suite, traces = out / "fi_gemm.csv", out / "fi_gemm_traces.jsonl"
+    cli = [sys.executable, "-m", "workbench.cli"]
+    made = subprocess.run([*cli, "suite", "from-flashinfer", str(ROOT / "data" / "flashinfer_sample"), "--problem",
+                           "gemm_bf16", "-o", str(suite), "--force"], capture_output=True, text=True, cwd=str(ROOT))
+    print("\n" + "\n".join(x for x in (made.stdout.strip(), made.stderr.strip()) if x))
+    if made.returncode:
+        return {"ok": False, "step": "suite from-flashinfer", "returncode": made.returncode}
+    result = judge(rung, str(suite), ("cublas",), out)
+    run_json = out / f"gemm_{rung.parent.name}_{rung.stem}_{suite.stem}.json"
+    exported = subprocess.run([*cli, "export", "--flashinfer", "--result", str(run_json), "-o", str(traces)],
+                              capture_output=True, text=True, cwd=str(ROOT))
+    print("\n".join(x for x in (exported.stdout.strip(), exported.stderr.strip()) if x))
+    lines = [json.loads(line) for line in traces.read_text().splitlines()] if traces.exists() else []
+    invalid = sum(bool(schema.trace_problems(t)) for t in lines)
+    statuses = sorted({t["evaluation"]["status"] for t in lines})
+    speedups = [t["evaluation"]["performance"]["speedup_factor"] for t in lines
+                if t["evaluation"]["status"] == "PASSED"]
+    geo = math.exp(sum(math.log(max(s, 1e-9)) for s in speedups) / len(speedups)) if speedups else float("nan")
+    print(f"flashinfer: {rung.stem} on {len(result.rows)} serving shapes ({result.counts()}), {len(lines)} traces "
+          f"exported, {invalid} invalid, statuses {statuses}, geomean speedup vs cuBLAS {geo:.3f}")
+    ok = exported.returncode == 0 and result.all_correct and lines and not invalid
+    return {"ok": bool(ok), "traces": len(lines), "invalid": invalid, "statuses": statuses, "geomean_vs_cublas": geo}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     out = Path(args.out)
@@ -163,8 +196,12 @@ def main(argv=None) -> int:
     if not args.no_campaign:
         summary["campaign"] = campaign(out, args.campaign_calls)
         print(f"phase 5 campaign: {time.time() - t0:.0f} s")
+    if not args.no_flashinfer:
+        summary["flashinfer"] = flashinfer_round_trip(out, sorted((PROBLEM / "ladder").glob("*.cu"))[-1])
+        print(f"phase 6 flashinfer: {time.time() - t0:.0f} s")
     (out / "gemm_stage.json").write_text(json.dumps(summary, indent=1, default=str, allow_nan=True))
-    ok = wrong_ok and rungs_ok and summary.get("campaign", {}).get("harness_runs", 1) > 0
+    ok = (wrong_ok and rungs_ok and summary.get("campaign", {}).get("harness_runs", 1) > 0
+          and summary.get("flashinfer", {}).get("ok", True))
     print(f"\ngemm stage: {'everything as expected' if ok else 'NOT as expected'} in {time.time() - t0:.0f} s")
     return 0 if ok else 1
 

@@ -22,7 +22,7 @@ LAYERS = [
     ("command-line plumbing (cli.py reaches its subcommands by name only)", {"arguments", "validate", "cli"}),
     ("the trace record", {"traces"}),
     ("questions, evaluators and `workbench check`", {"questions", "evaluators", "check_cli", "warm_cli",
-                                                     "new_problem"}),
+                                                     "new_problem", "flashinfer"}),
     ("the campaign record", {"campaign"}),
     ("the drivers: agent loop, tools, backends, service, MCP, CLI", {"agent"}),
     ("the evolution", {"evolve"}),

@@ -27,6 +27,8 @@ SUBCOMMANDS = {
     "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
     "warm": ("workbench.warm_cli", "time the original and the anchors once on this GPU (fills the timing cache)"),
     "new-problem": ("workbench.new_problem", "scaffold a problem folder (contract, problem.toml, interface, stub)"),
+    "suite": ("workbench.flashinfer.cli", "make a suite from production shapes (suite from-flashinfer DIR)"),
+    "export": ("workbench.flashinfer.cli", "a run's evaluations as FlashInfer-Bench traces (export --flashinfer)"),
     "campaign": ("workbench.agent.campaign_cli", "run an agent campaign on a kernel (question interventions, traces)"),
     "experiment": ("workbench.agent.campaign_cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
     "bank": ("workbench.questions.bank", "list, add and promote questions of the question bank"),

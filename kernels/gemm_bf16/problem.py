@@ -17,8 +17,10 @@ CATEGORY_NAMES = {
     "ragged": "sizes that are no multiple of any tile, padded strides",
     "llm": "QKV, O and MLP projections of Llama-3-8B/70B-like models at 1-16k tokens",
     "edge": "corners of the contract: odd strides, zero sizes, K = 1",
+    "serving": "shapes of a real serving run (workbench suite from-flashinfer)",
     "user": "user shapes",
 }
+FLASHINFER_OP_TYPES = ("gemm", "gemm_bf16")     # FlashInfer-Bench's dataset name, and fi_trace's for mm_bf16
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,24 @@ def scenario_from_row(row: dict) -> Scenario:
 
 def suite_row(s: Scenario) -> list:
     return [s.name, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.dtype, s.category]
+
+
+def _pad8(length: int) -> int:
+    return max(8, -(-length // 8) * 8)
+
+
+def from_flashinfer(definition: dict, axes: dict, read_tensor) -> list[dict]:
+    """Suite rows for one FlashInfer-Bench GEMM workload (axes M, N, K all bound). Its layout is not ours
+    (FlashInfer's B is N x K, or K x N column-major): the shape and the work are, with row strides padded to
+    16 bytes as in every timed suite."""
+    m, n, k = (int(axes[a]) for a in ("M", "N", "K"))
+    return [{"name": f"fi_{definition['name']}_m{m}", "m": m, "n": n, "k": k, "lda": _pad8(k), "ldb": _pad8(n),
+             "ldc": _pad8(n), "dtype": "bf16", "category": "serving"}]
+
+
+def to_flashinfer(s: Scenario) -> dict:
+    """The FlashInfer-Bench definition name, axes and inputs this shape is an instance of."""
+    return {"definition": f"gemm_n{s.n}_k{s.k}", "axes": {"M": s.m},
+            "inputs": {"A": {"type": "random"}, "B": {"type": "random"}},
+            "note": "workbench gemm_bf16: C = A.B with B row-major K x N (FlashInfer's gemm takes B as N x K): the "
+                    "same shape and work, another layout of B"}

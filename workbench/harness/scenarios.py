@@ -25,6 +25,7 @@ CATEGORY_NAMES = {
     "C": "ragged lengths",
     "D": "KV-cache prefill + cross",
     "E": "edge cases of the contract",
+    "serving": "shapes of a real serving run (workbench suite from-flashinfer)",
     "user": "user shapes",
 }
 
