@@ -1,7 +1,8 @@
 // WRONG KERNEL (the harness must reject it): missing_barrier.cu
 // Bug: a producer/consumer block (8 compute warps, 1 loader warp) over shared-memory A/B tiles; the __syncthreads()
 //      between the loader storing tile t and the compute warps reading it is missing. The loader backs off before
-//      each store (__nanosleep, as a producer waiting for its copy does), and nothing makes the compute warps wait
+//      each store (at least LOADER_BACKOFF_CYCLES of the SM's clock, as a producer waiting for its copy does; a spin
+//      on clock64(), since __nanosleep alone may sleep anywhere in [0, 2t]), and nothing makes the compute warps wait
 //      for it: every compute warp reads a tile before its contents arrive, on every GPU. The tiles are cleared
 //      first and the barrier that ends each step is still there, so what they read is certain: step t computes
 //      with step t - 1's tile (step 0 with zeros), and C = A . B less its last K tile.
@@ -21,7 +22,7 @@
 #define TN 4
 #define COMPUTE_THREADS ((BM / TM) * (BN / TN))   // 256: 8 warps, 4 x 4 outputs each
 #define THREADS (COMPUTE_THREADS + 32)            // + the loader warp
-#define LOADER_BACKOFF_NS 20000                   // ~20 us per tile, then the loads: far longer than a step
+#define LOADER_BACKOFF_CYCLES 40000LL            // ~20 us at 2 GHz per tile, then the loads: >> a step
 
 __global__ void __launch_bounds__(THREADS)
 gemm_producer_consumer(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
@@ -47,7 +48,8 @@ gemm_producer_consumer(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16*
     for (int k0 = 0; k0 < K; k0 += BK) {
         if (loader) {
             const int lane = tid - COMPUTE_THREADS;
-            __nanosleep(LOADER_BACKOFF_NS);
+            const long long until = clock64() + LOADER_BACKOFF_CYCLES;
+            while (clock64() < until) __nanosleep(1000);     // a floor on the back-off, whatever the sleep does
             for (int e = lane; e < BM * BK; e += 32) {
                 const int r = e / BK, c = e % BK;
                 As[c][r] = (m0 + r < M && k0 + c < K) ? __bfloat162float(A[(long long)(m0 + r) * lda + k0 + c]) : 0.0f;
