@@ -18,6 +18,10 @@
 #   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
 #   coldrun issue 24: COLDRUN_KERNEL (04_pingpong) on full with fa3,cudnn,fa2 on empty caches of its own: cold, warm,
 #           SIGKILLed at half and resumed (scripts/coldrun.py; table in $OUT/coldrun_table.txt, JSON per run)
+#   proofab the device-time proof (devtime) with the fix, then with WORKBENCH_TIMING_RULES=fixed (the rep rules before
+#           issue 24; PROOFAB_WAYS="fix fixed" by default), tests/test_gpu_timing_upload.py with the first, then the
+#           coldrun acceptance in what is left of PROOFAB_TOTAL (570 s from the script's start); tables under
+#           $OUT/proof_<way>/, the legs' logs and JSON in $OUT/coldrun.tgz
 #   notebook  NOTEBOOK (default notebooks/03_kernel_ladder.ipynb) executed live with nbclient (carry .whl with .whl/nb
 #             from scripts/prep_notebook_wheels.sh); the executed copy lands in $OUT
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
@@ -121,6 +125,22 @@ for stage in "$@"; do
     coldrun)   # its own empty caches (not $WORKBENCH_CACHE); each run has a time limit inside COLDRUN_BUDGET (560 s)
       python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" --out "$OUT" \
         --budget-s "${COLDRUN_BUDGET:-560}" 2>&1 | tee "$OUT/coldrun.log" | grep -vE "^\[" ;;
+    proofab)   # each proof in its own $OUT folder (the test names its table by the date only)
+      t0=$SECONDS
+      for way in ${PROOFAB_WAYS:-fix fixed}; do
+        mkdir -p "$OUT/proof_$way"; extra=""; rules=""
+        [ "$way" = fix ] && extra=tests/test_gpu_timing_upload.py
+        [ "$way" = fixed ] && rules=fixed
+        WORKBENCH_TIMING_RULES=$rules OUT="$OUT/proof_$way" timeout "${PROOF_TIMEOUT:-170}" python3 -m pytest -m gpu \
+          tests/test_gpu_device_time.py $extra -q -s -p no:cacheprovider > "$OUT/proof_$way/pytest.log" 2>&1
+        echo "== proof $way (WORKBENCH_TIMING_RULES=${rules:-cost-sized}), $((SECONDS - t0)) s in: $(tail -1 "$OUT/proof_$way/pytest.log")"
+        grep -hE "^\| C_s100|^\| D_cross|^- C_s100.*02_mma|^spin of|^E  " "$OUT/proof_$way/pytest.log" | grep -E "02_mma|spin|^E" | cut -c1-170
+      done
+      left=$(( ${PROOFAB_TOTAL:-570} - SECONDS - 15 ))   # SECONDS: since this script began (wheels included)
+      echo "== coldrun in the ${left} s left"
+      timeout "$(( left + 10 ))" python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" \
+        --out "$OUT/coldrun" --budget-s "$left" --warm-limit-s 60 2>&1 | grep -vE "^\[" | tail -40
+      tar -czf "$OUT/coldrun.tgz" -C "$OUT" coldrun && rm -rf "$OUT/coldrun" ;;
     notebook)
       nb=${NOTEBOOK:-notebooks/03_kernel_ladder.ipynb}
       timeout "${NB_TIMEOUT:-540}" python3 scripts/run_notebook.py "$nb" "$OUT/$(basename "$nb" .ipynb)_executed.ipynb" 2>&1 \

@@ -109,14 +109,26 @@ def test_a_gain_within_timing_noise_is_not_a_new_best():
     assert policy.on_evaluation(standin_result(Req, 1.08), 1.08) is True      # +2.7 % over the best
 
 
-def test_near_ceiling_is_suspicious():
-    policy = Policy("bank", bank(), PolicyConfig(ceiling_tflops=100.0, near_ceiling_fraction=0.9))
+def _near_ceiling_result(fa3_tflops: float):
     result = standin_result(Req, 1.0)
     for row in result.rows:
         row.stats.median_us = row.flops() / 95e12 * 1e6       # 95 TFLOP/s against a 100 ceiling
-    policy.on_evaluation(result, None)
+        row.reference_stats["fa3"].median_us = row.flops() / (fa3_tflops * 1e12) * 1e6
+    return result
+
+
+def test_near_ceiling_is_suspicious_when_faster_than_every_anchor():
+    policy = Policy("bank", bank(), PolicyConfig(ceiling_tflops=100.0, near_ceiling_fraction=0.9))
+    policy.on_evaluation(_near_ceiling_result(fa3_tflops=80.0), None)
     trigger, reason = policy.detect_trigger("", False, False)
     assert trigger == "suspicious" and "ceiling" in reason
+
+
+def test_near_ceiling_behind_fa3_is_not_suspicious():
+    """FA3 ran 820 TFLOP/s on the H200: a candidate near the ceiling but slower than it is no reason to ask."""
+    policy = Policy("bank", bank(), PolicyConfig(ceiling_tflops=100.0, near_ceiling_fraction=0.9))
+    policy.on_evaluation(_near_ceiling_result(fa3_tflops=99.0), None)
+    assert policy.detect_trigger("", False, False)[0] != "suspicious"
 
 
 def test_policy_state_survives_a_snapshot():
@@ -166,7 +178,7 @@ def test_bank_cli_list_add_and_promote(tmp_path, capsys):
     assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement",
                       "--trigger", "suspicious"]) == 0
     assert len(load_bank(path)) == n + 1
-    assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement"]) == 1
+    assert bank_main(["--bank", str(path), "add", "Is the L2 flush larger than the L2?", "--layer", "measurement"]) == 2
 
     traces = tmp_path / "traces"
     for session in ("s1", "s2", "s3"):

@@ -152,7 +152,7 @@ def test_calls_outside_a_session_and_bad_paths_are_refused(tmp_path):
                           ("../outside.cu", "outside the campaign workspace"), ("gone.cu", "no such kernel file")):
             with pytest.raises(CampaignError if why == "no such kernel file" else Exception, match=why):
                 ext.check(path)
-        with pytest.raises(CampaignError, match="suite not found"):
+        with pytest.raises(CampaignError, match="no suite"):
             ext.check(suite="no_such_suite")
     assert read_table(ext.ws.traces_dir, "tool_calls").empty        # refused before any work: nothing recorded
     with pytest.raises(CampaignError, match="no campaign 'nope'"):

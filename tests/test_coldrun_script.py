@@ -1,5 +1,6 @@
 """scripts/coldrun.py (issue 24's GPU acceptance) runs its four legs end to end on the CPU with stand-ins, so the
 H200 call does not find a broken script: the SIGKILLed leg leaves timings that the resumed leg reuses unchanged."""
+import importlib.util
 import json
 import subprocess
 import sys
@@ -23,6 +24,52 @@ def test_cold_warm_killed_and_resumed_legs_on_the_cpu(tmp_path):
     assert list(legs) == ["cold", "warm", "killed", "resumed"]
     assert legs["killed"]["killed"] == "SIGKILL after 2 scenarios" and legs["resumed"]["scenarios_done"] == 3
     assert legs["warm"]["timed"] == "original 0 (0.0 s)" and legs["cold"]["timed"].startswith("original 3 (")
-    assert summary["kept_after_kill"] >= 2 and summary["kept_compared"] == summary["kept_after_kill"]
-    assert summary["kept_retimed"] == 0 and summary["checks"]["resumed re-timed nothing kept"]
+    again = summary["resumed_vs_kept"]
+    assert again["kept"] >= 2 and again["compared"] == again["kept"] and again["timed_again"] == []
+    assert again["changed_in_cache"] == 0 and again["json_reports_other_figures"] == 0
+    assert summary["checks"]["resumed re-timed nothing kept"]
     assert "check: resumed re-timed nothing kept: PASS" in (out / "coldrun_table.txt").read_text()
+    # every leg's rows are on disk: the check's JSON where it finished, the progress lines' where it was killed
+    assert legs["cold"]["json"].endswith("coldrun_cold.json") and legs["killed"]["json"].endswith(".partial.json")
+    partial = json.loads(Path(legs["killed"]["json"]).read_text())
+    assert partial["partial"] and [r["name"] for r in partial["rows"]] == ["c_a", "c_b"]
+    assert all(r["wall_s"] is not None and "original" in r["timed_now_s"] for r in partial["rows"])
+    assert summary["cold_vs_warm_scenarios"] == 3 and summary["cold_vs_warm_geomean_difference"] >= 0.0
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("coldrun", ROOT / "scripts" / "coldrun.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_resumed_leg_cut_by_its_time_limit_is_still_compared_with_what_the_kill_left():
+    """The first H200 attempt's summary said '0 of them, -1 with other figures': its resumed leg hit the time limit
+    and wrote no JSON, so nothing was compared. The comparison now reads the cache and the progress lines."""
+    from workbench.harness.scenarios import load_suite
+
+    coldrun, scenarios = _script(), load_suite("smoke")[:3]
+    env = "cpu|torch t|cuda c|timing device-time-4"
+    kept = {f"original|{'b' * 16}|{s.key}|{env}": {"stats": {"median_us": 100.0 + k}} for k, s in enumerate(scenarios)}
+    kept[f"fa3|0.0.3|{scenarios[0].key}|{env}"] = {"stats": {"median_us": 7.0}}
+    lines = [f"[  1/8] {scenarios[0].name}  passed  5.0 us  1.0 TFLOP/s  x20.00 original  eta 9s  (1.2 s)",
+             f"[  2/8] {scenarios[1].name}  passed  5.0 us  1.0 TFLOP/s  x20.20 original  eta 8s  "
+             "(3.4 s; timed now original 2.9 s, cudnn 0.1 s)"]
+    resumed = {"rows": [coldrun.parse_row(line) for line in lines], "result": None}
+    assert resumed["rows"][1]["timed_now_s"] == {"original": 2.9, "cudnn": 0.1} and resumed["rows"][0]["wall_s"] == 1.2
+    after = dict(kept, **{k: {"stats": {"median_us": 1.0}} for k in list(kept)[1:2]})
+    again = coldrun.retimed(kept, after, resumed, scenarios)
+    assert again["kept"] == 4 and again["compared"] == 3                 # scenario 3 was not reached
+    assert again["timed_again"] == [f"original {scenarios[1].name}"] and again["changed_in_cache"] == 1
+    assert again["json_reports_other_figures"] is None
+    assert coldrun.retimed(kept, kept, {"rows": resumed["rows"][:1], "result": None}, scenarios)["timed_again"] == []
+
+
+def test_an_anchor_the_legs_cannot_load_stops_the_script_before_any_run(tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "scripts/coldrun.py", "--kernel", "standin:correct", "--anchors", "fa3",
+                          "--suite", "smoke", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and run.stdout == ""
+    assert len(run.stderr.strip().splitlines()) == 1 and "anchor fa3 is unavailable" in run.stderr
+    assert not out.exists()

@@ -140,3 +140,9 @@ def test_a_sigkill_between_scenarios_keeps_the_finished_timings_and_the_next_run
         row = by_key[key.split("|")[2]]
         assert row["reference_stats"]["original"] == entry["stats"]
     assert len(_original_entries(cache)) == 5
+
+
+def test_each_progress_line_ends_with_its_wall_time_and_what_it_timed_afresh():
+    from workbench.harness.progress_cache import wall_and_timed
+    assert wall_and_timed(4.07, {"original": 2.91, "cudnn": 0.84}) == "(4.1 s; timed now original 2.9 s, cudnn 0.8 s)"
+    assert wall_and_timed(0.42, {}) == "(0.4 s)"

@@ -105,7 +105,7 @@ def test_the_shell_and_the_service_ask_alike(campaign, tmp_path_factory):
     (["check", "../start.cu", "--campaign", "c-cli"], "is outside the campaign workspace"),
     (["check", "missing.cu", "--campaign", "c-cli"], "no such kernel file"),
     (["check", "kernel.cu", "--campaign", "c-cli", "--mode", "bank"], "was made with --mode 'hybrid'"),
-    (["check", "kernel.cu", "--campaign", "c-cli", "--suite", "nope"], "suite not found"),
+    (["check", "kernel.cu", "--campaign", "c-cli", "--suite", "nope"], "no suite 'nope'"),
     (["check", "kernel.cu", "--campaign", "c-cli", *NEW], "already exists"),
     (["check", "kernel.cu", "--campaign", "c-2", *NEW[:-4], "--stop", "geomean >= 1"], "unknown name 'geomean'"),
     (["ask", "nope", "hello"], "no campaign 'nope'"),

@@ -116,8 +116,8 @@ def test_an_attention_suite_groups_ragged_sequences_and_check_runs_it(cli, run_d
     (["suite", "from-flashinfer", "{tmp}/nowhere"], "is not a folder"),
     (["suite", "from-flashinfer", "{tmp}/empty"], "no workload in"),
     (["suite", "from-flashinfer", "{run}", "--problem", "nope"], "--problem: problem 'nope'"),
-    (["export", "--flashinfer", "{tmp}/empty", "-o", "{tmp}/out/x.jsonl"], "holds no evaluation rows"),
-    (["export", "--flashinfer", "-o", "{tmp}/out/x.jsonl"], "pass a trace root or --result"),
+    (["export", "--flashinfer", "{tmp}/empty", "-o", "{tmp}/x.jsonl"], "holds no evaluation rows"),
+    (["export", "--flashinfer", "-o", "{tmp}/x.jsonl"], "pass a trace root or --result"),
 ])
 def test_bad_input_is_one_line_exit_2_and_creates_nothing(cli, run_dir, tmp_path, argv, needle):
     (tmp_path / "empty").mkdir()
@@ -165,6 +165,7 @@ def test_attention_exports_its_indptr_as_safetensors_beside_the_traces(cli, run_
     cli("suite", "from-flashinfer", run_dir, "-o", suite)
     cli("check", "standin:correct", "--suite", suite, "--json", tmp_path / "run.json", "--traces", "",
         "--cache-dir", tmp_path / "c")
+    (tmp_path / "out").mkdir()                  # an output's folder must exist (validate.output_file)
     code, _, err = cli("export", "--flashinfer", "--result", tmp_path / "run.json", "--include-standins", "-o",
                        tmp_path / "out" / "attn.jsonl")
     assert code == 0, err

@@ -17,7 +17,8 @@ _spec.loader.exec_module(import_graph)
 
 # lowest first; a unit (sub-package or top-level module) imports only units of its own layer or below
 LAYERS = [
-    ("foundations, importing nothing of the package", {"crash", "locks", "knobs", "redaction", "plots"}),
+    ("foundations, importing nothing of the package", {"crash", "locks", "knobs", "redaction", "secret_forms",
+                                                       "secret_shapes", "plots"}),
     ("the judge", {"harness"}),
     ("command-line plumbing (cli.py reaches its subcommands by name only)", {"arguments", "validate", "cli"}),
     ("the trace record", {"traces"}),

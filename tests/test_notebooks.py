@@ -61,3 +61,12 @@ def test_notebook_runs_top_to_bottom(py, monkeypatch):
         assert len(tables) == 2 and not any(">None<" in t or ">nan<" in t.lower() for t in tables)
         # the last section watches a campaign an outside agent runs (a stand-in demo here) to its stop condition
         assert "a demo campaign (CPU stand-in timings" in text and "Stopped: the stop condition holds. 4 calls" in text
+    if py.stem == "02_intervention_statistics":
+        # as the report: the H200 campaigns alone (the fixtures cc-1 and cx-1 are a section of their own), the bank's
+        # questions apart from a person's, and evolution runs along their evaluations (issue 27 item 3)
+        assert "this section: Recorded campaigns (sources present: campaign ×4, fixture ×2)" in text
+        assert "'sessions': 4" in text and "'gains': 3" in text and "'gains': 8" not in text
+        assert "'h200x2-evolve-original': 'evaluations'" in text and "'c-offline-1': 'tool calls'" in text
+        # the steering counts table: a person's messages by class, then the bank's questions
+        rows = [line.split() for line in text.splitlines() if line.startswith("c-offline-1")]
+        assert ["c-offline-1", "0", "0", "0", "0", "74"] in rows

@@ -75,14 +75,16 @@ def test_the_timer_calls_a_long_kernel_a_handful_of_times_on_one_input_set():
     cfg = TimingConfig(min_reps=5, max_reps=100, target_rel_stderr=0.01, time_cap_s=0.05, warmup=2, input_sets=2,
                        call_samples=5)
     log = []
-    stats = Timer("cpu", cfg).time(counting_launch(0.06, log), n_sets=2)
-    assert stats.n == 1 and stats.median_us >= 60_000
-    # one warm-up call, one call_us call, the CPU capture (which runs the call), the upload, one sample;
-    # before: 1 + 1 + 2 captures + 2 uploads + 3 samples
-    assert log == [("call", 0), ("call", 0), ("capture", 0), ("replay", 0), ("replay", 0)]
+    timer = Timer("cpu", cfg)
+    stats = timer.time(counting_launch(0.06, log), n_sets=2)
+    assert stats.n == 1 and stats.median_us >= 60_000 and timer.last["witness"] == "plain call"
+    # one warm-up call, one call_us call, the CPU capture (which runs the call), one sample: the graph is uploaded
+    # without a run (graph_capture.upload; nothing to upload on the CPU) and the plain call is the sample's witness;
+    # before issue 24: 1 + 1 + 2 captures + 2 uploads + 3 samples
+    assert log == [("call", 0), ("call", 0), ("capture", 0), ("replay", 0)]
     log.clear()
     stats = Timer("cpu", cfg).time(counting_launch(0.06, log), n_sets=2, warm_call_us=61_000.0)
-    assert log == [("capture", 0), ("replay", 0), ("replay", 0)] and stats.call_us == 61_000.0
+    assert log == [("capture", 0), ("replay", 0)] and stats.call_us == 61_000.0
 
 
 def test_a_short_warm_call_hint_changes_nothing():
@@ -91,3 +93,62 @@ def test_a_short_warm_call_hint_changes_nothing():
     log = []
     Timer("cpu", cfg).time(counting_launch(0.0, log), n_sets=2, warm_call_us=5.0)
     assert [kind for kind, _ in log].count("call") == 1 + 2 and {i for _, i in log} == {0, 1}
+
+
+# ---- WORKBENCH_TIMING_RULES=fixed: the rules before issue 24, for an A/B of the device-time proof ----------
+FIXED = TimingConfig(rules=rep_count.FIXED)
+
+
+def old_sample_count(stream, cfg) -> int:
+    """The sample loop of timing.py before issue 24 (commit dc4bf8b), verbatim but for the sample source."""
+    from workbench.harness.result import Stats
+    samples, spent_s = [], 0.0
+    while len(samples) < cfg.max_reps:
+        us = next(stream)
+        samples.append(us)
+        spent_s += us * 1e-6
+        n = len(samples)
+        if n >= 3 and spent_s >= cfg.time_cap_s:
+            break
+        if n >= cfg.min_reps and Stats.from_samples(samples).rel_stderr < cfg.target_rel_stderr:
+            break
+    return len(samples)
+
+
+def test_the_fixed_rules_take_the_samples_the_old_loop_took():
+    streams = [lambda: itertools.repeat(10.0), lambda: itertools.repeat(30_000.0), lambda: itertools.repeat(500_000.0),
+               lambda: noisy(10.0, 0.05), lambda: noisy(10.0, 0.3, seed=2), lambda: noisy(40_000.0, 0.02, seed=3)]
+    for make in streams:
+        for cfg in (FIXED, TimingConfig(rules=rep_count.FIXED, min_reps=1, max_reps=7, target_rel_stderr=0.0)):
+            assert taken(make(), cfg) == old_sample_count(make(), cfg)
+    assert taken(itertools.repeat(30_000.0), FIXED) == 5 and taken(itertools.repeat(30_000.0)) == 2   # no witness
+    for make in streams[:1] + streams[3:5]:              # a short call (02_mma's 6 us): the cost-sized rules agree
+        assert taken(make(), CFG) == taken(make(), FIXED)
+    assert all(rep_count.more_plain_calls(done, 5, CFG) == rep_count.more_plain_calls(done, 5, FIXED)
+               for done in ([], [80.0], [80.0] * 4, [80.0] * 5))
+
+
+def test_the_fixed_rules_time_a_long_kernel_as_before_issue_24():
+    cfg = TimingConfig(min_reps=5, max_reps=100, target_rel_stderr=0.01, time_cap_s=0.05, warmup=2, input_sets=2,
+                       call_samples=5, rules=rep_count.FIXED)
+    log = []
+    stats = Timer("cpu", cfg).time(counting_launch(0.06, log), n_sets=2, warm_call_us=61_000.0)
+    # the comment of the cost-sized test above: 1 + 1 + 2 captures + 2 uploads + 3 samples; the hint is ignored
+    assert log == [("call", 0), ("call", 0), ("capture", 0), ("capture", 1), ("replay", 0), ("replay", 1),
+                   ("replay", 0), ("replay", 1), ("replay", 0)]
+    assert stats.n == 3 and stats.call_us != 61_000.0
+
+
+def test_the_rules_switch_is_one_of_two_names_or_a_clear_error(tmp_path, monkeypatch):
+    import pytest
+
+    from workbench.harness.check import check
+    from workbench.harness.result import CheckRequest
+    from workbench.harness.scenarios import SuiteError
+
+    assert rep_count.rules_from_env({}) == rep_count.COST_SIZED
+    assert rep_count.rules_from_env({rep_count.RULES_ENV: " fixed "}) == rep_count.FIXED
+    monkeypatch.setenv(rep_count.RULES_ENV, "old")
+    with pytest.raises(SuiteError, match="WORKBENCH_TIMING_RULES='old'"):
+        check(CheckRequest(kernel_path="standin:correct", suite="smoke", cache_dir=str(tmp_path / "cache")))
+    assert not (tmp_path / "cache").exists()           # refused before any work

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from workbench import cli, validate
 from workbench.arguments import Parser, UsageError, count, number, refuse
-from workbench.harness.check import check
 from workbench.harness.result import ANCHORS, FAILED, CheckRequest, SuiteResult, exit_code
 from workbench.harness.result_line import format_result_line
 from workbench.harness.scenarios import SuiteError
@@ -177,6 +176,7 @@ def validate_request(args) -> tuple[str, ...]:
     validate.suite(args.suite, warn=lambda line: print(f"workbench check: warning: {line}", file=sys.stderr),
                    problem=problem)
     validate.output_file(args.json, "--json")
+    validate.arch(args.arch)
     validate.output_dir(DEFAULT_TRACES if args.traces is None else args.traces, "--traces")
     if args.cache_dir:
         validate.output_dir(args.cache_dir, "--cache-dir")
@@ -209,6 +209,8 @@ def main(argv=None) -> int:
                            stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
                            cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu,
                            fail_fast=args.fail_fast, timing=not args.no_timing, problem=args.problem.ref)
+    from workbench.harness.check import check      # here, not above: `check --help` and refusals need no torch
+
     try:
         result = check(request, progress=lambda line: print(line, flush=True))
     except SuiteError as err:
@@ -223,8 +225,7 @@ def main(argv=None) -> int:
     if result.error:
         print(f"error: {result.error}")
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(result.to_json())
+        Path(args.json).write_text(result.to_json())        # its folder exists: validate.output_file
     traces, why_not = traces_target(args, result)
     if traces and result.status == "evaluated":
         session_id = write_traces(result, traces)

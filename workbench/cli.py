@@ -9,13 +9,15 @@ import contextlib
 import importlib
 import sys
 import time
+import traceback
 
 from workbench import __version__
 
 # What to install for an optional module a subcommand needs (pyproject.toml's extras; torch is chosen by hand).
 INSTALL_HINTS = {
-    "torch": "pip install torch==2.13.0 for the CPU build from this machine's wheels, or your CUDA build on a GPU "
-             "machine (bash scripts/setup.sh does the CPU one)",
+    # a bare `torch==2.13.0` is PyPI's CUDA wheel on Linux: the CPU build is the local version +cpu
+    "torch": "pip install 'torch==2.13.0+cpu' --extra-index-url https://download.pytorch.org/whl/cpu for the CPU "
+             "build (bash scripts/setup.sh does it), or your CUDA build of torch on a GPU machine",
     "anthropic": "pip install -e '.[agent]'",
     "ipywidgets": "pip install -e '.[notebook]'", "jupyterlab": "pip install -e '.[notebook]'",
     "ray": "pip install -e '.[ray]'", "mcp": "pip install -e '.[mcp]'",
@@ -42,9 +44,19 @@ SUBCOMMANDS = {
 
 
 UNWRAPPED_OUTPUT = ("mcp",)
+# commands that read the problem's files or the question bank (harness/paths.py says where they are found)
+NEEDS_HOME = ("check", "warm", "campaign", "experiment", "evolve", "mcp", "bank")
 # `workbench check KERNEL --campaign ID` judges a kernel inside an outside agent's campaign: the campaign's own
 # command, so plain `workbench check` never imports the agent package
 CAMPAIGN_CHECK = "workbench.agent.external_cli"
+
+
+def missing_package(command: str, err: ModuleNotFoundError) -> int:
+    """One line naming the missing package and how to install it; the usage exit code."""
+    top = (err.name or "").split(".")[0]
+    print(f"workbench {command}: needs the Python package {top!r}, which is not installed; "
+          f"{INSTALL_HINTS.get(top, DEFAULT_HINT)}", file=sys.stderr)
+    return 2
 
 
 def usage() -> str:
@@ -69,30 +81,48 @@ def main(argv: list[str] | None = None) -> int:
     if name not in SUBCOMMANDS:
         print(f"workbench: unknown command {name!r}; run `workbench --help` for the list", file=sys.stderr)
         return 2
+    if name in NEEDS_HOME and not {"-h", "--help"} & set(rest):
+        from workbench.harness.paths import home_problem
+        if home_problem():          # kernels/ and the bank are not where the package looks: say where to point it
+            print(f"workbench {name}: {home_problem()}", file=sys.stderr)
+            return 2
     module_name = SUBCOMMANDS[name][0]
     if name == "check" and any(a == "--campaign" or a.startswith("--campaign=") for a in rest):
         module_name = CAMPAIGN_CHECK
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        top = (err.name or "").split(".")[0]
-        print(f"workbench {name}: needs the Python package {top!r}, which is not installed; "
-              f"{INSTALL_HINTS.get(top, DEFAULT_HINT)}", file=sys.stderr)
-        return 2
+        return missing_package(name, err)
     entry = getattr(module, f"{name}_main", None) or getattr(module, "main")
-    from workbench.redaction import redacted_output
+    from workbench.redaction import install_redacting_excepthook, redacted_output
+    install_redacting_excepthook()          # a traceback printed after the streams are restored is redacted too
     # no key reaches the terminal, whatever a command prints; `mcp` speaks JSON-RPC on stdio, whose tool results
     # the campaign service redacts itself: its stdout is a protocol channel, left as it is
     guard = contextlib.nullcontext() if name in UNWRAPPED_OUTPUT else redacted_output()
     try:
         with guard:
-            return int(entry(rest) or 0)
+            try:
+                return int(entry(rest) or 0)
+            except SystemExit as err:       # sys.exit("message"): Python would print it raw after the guard
+                if isinstance(err.code, str):
+                    print(err.code, file=sys.stderr)
+                    return 1
+                raise
+            except Exception as err:        # the traceback goes through the redacting stderr, like all output
+                if isinstance(err, BrokenPipeError):
+                    raise
+                traceback.print_exc()
+                return 1
     except BrokenPipeError:   # `workbench bank list | head` closed the pipe: not an error
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
         print(f"workbench {name}: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as err:      # an optional package a command imports only once it needs it
+        if (err.name or "").split(".")[0] in ("", "workbench"):
+            raise                           # our own module missing is a bug: its traceback says where
+        return missing_package(name, err)
     finally:
         launched_at = None
 

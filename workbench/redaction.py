@@ -7,65 +7,44 @@
 
 What counts as a secret:
   * the value of every environment variable whose name contains KEY, TOKEN, SECRET, PASSWORD (or PASSWD,
-    CREDENTIAL), when it is at least 8 characters long: the whole value, its JSON-escaped form, and any
-    fragment of 16 or more characters of it (a key printed in two halves is still caught);
-  * shapes of known credentials: Anthropic and OpenAI keys (sk-ant-..., sk-...), AWS access key ids
-    (AKIA..., ASIA...) and secret keys (40 base64 characters of mixed case, or any value after
-    aws_secret_access_key), GitHub, Hugging Face, Slack and Google keys, PEM private key blocks;
-  * the whole value after a credential-ish name (Authorization, X-Api-Key, api_key, access_token, password,
-    ...), after an optional Bearer/Basic/Token scheme, including '/', '+', '=' and '.' in it, in plain text and
-    inside JSON-escaped text (`{\\"Authorization\\": \\"Bearer X\\"}`), and any `Bearer <token>`;
-  * the password of a URL (`https://user:password@host`).
+    CREDENTIAL), when it is at least 8 characters long, in every form one standard step makes of it (as it is,
+    JSON-escaped, reversed, ROT13, percent-encoded, hex, base64, base64url and base32 at every byte alignment),
+    whole or any piece of 16 or more characters of a form (secret_forms.py);
+  * credentials by shape: key formats (Anthropic, OpenAI, AWS, GitHub, Hugging Face, Slack, Google, PEM private
+    keys, the Anthropic prefix reversed, in hex or base64), the value after a credential-ish name (Authorization,
+    X-Api-Key, api_key, password, ...), any `Bearer <token>`, the password of a URL (secret_shapes.py).
+Before matching, invisible characters (zero-width spaces and joiners, bidi controls, soft hyphens, BOMs,
+variation selectors, tag characters) are taken out: a key with one inside is still a key, and the span redacted
+covers them. A key format or an environment secret cut by a line break (wrapped output, `\\n` in JSON) is
+matched across it. Pieces are a stream: a secret split over two neighbouring pieces (two rows of a table, the
+last text of a turn and the first of the next, two prints) is caught in both; halves with other text between
+them are caught only where each half is recognisable on its own (an environment secret's 16 characters).
 Over-redaction is the safe failure: a hash or identifier that looks like a key loses its value in the
 record, a key never survives.
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
-import json
-import os
 import re
 import sys
+import threading
+import traceback
 from typing import Iterable, TextIO
 
+from workbench.secret_forms import (MIN_FRAGMENT_CHARS, MIN_SECRET_CHARS, SECRET_NAME, env_index,  # noqa: F401
+                                    environment_read_once)
+from workbench.secret_shapes import shape_spans
+
 REDACTED = "[REDACTED]"
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-MIN_SECRET_CHARS = 8          # shorter env values ("1", "true") are not treated as secrets
-MIN_FRAGMENT_CHARS = 16       # a piece of an env secret this long is redacted wherever it appears
-_BLOCK = 8                    # fragment search: every fragment >= 15 chars holds one aligned 8-char block
-_MAX_HITS_PER_BLOCK = 1000
-
-# an optional quote, possibly JSON-escaped once or twice (" \" \\\")
-_Q = r"""(?:\\*["'])?"""
-_SEP = rf"""\s*{_Q}\s*[:=]\s*{_Q}\s*"""
-_TOKEN_CHAR = r"""(?:[A-Za-z0-9\-._~+/=%!*#$&?^|@]|\\/)"""
-_NAMES = (r"(?:proxy-)?authorization|x-api-key|x-auth-token|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|"
-          r"refresh[_-]?token|id[_-]?token|client[_-]?secret|secret[_-]?key|password|passwd|aws[_-]?secret"
-          r"(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key")
-
-# (cheap test that the pattern might match, pattern, group holding the secret: 0 = the whole match)
-PATTERNS = [
-    (lambda t: "PRIVATE KEY" in t,
-     re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S), 0),
-    (lambda t: "sk-" in t, re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"), 0),
-    (lambda t: "sk-" in t, re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
-    (lambda t: "A" in t,
-     re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
-                r"[A-Z0-9]{16}(?![A-Z0-9])"), 0),
-    # an AWS secret access key by shape: 40 base64 characters with upper, lower and a digit, standing alone
-    (lambda t: len(t) >= 40,
-     re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
-                r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), 0),
-    (lambda t: "_" in t or "xox" in t or "AIza" in t,
-     re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|hf_[A-Za-z0-9]{30,}|"
-                r"xox[abprs]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z\-_]{35})"), 0),
-    (lambda t: ":" in t or "=" in t,
-     re.compile(rf"(?i)(?:{_NAMES}){_SEP}(?:(?:Bearer|Basic|Token|Digest|Bot|ApiKey)\s+)?({_TOKEN_CHAR}{{4,}})"), 1),
-    (lambda t: "earer" in t or "EARER" in t or "asic" in t or "ASIC" in t,
-     re.compile(rf"(?i)\b(?:Bearer|Basic)\s+({_TOKEN_CHAR}{{8,}})"), 1),
-    (lambda t: "://" in t, re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^/\s:@\"'\\]+:([^/\s@\"'\\]+)@"), 1),
-]
+INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                       "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
+CONTEXT_CHARS = 4096            # raw text kept from earlier pieces of a stream, to catch a secret split over them
+JOIN_WINDOW = 128               # a secret across a piece boundary is looked for this far on both sides of it
+MAX_JOIN_WINDOW = 1 << 20       # ... and further, when one reaches the window's edge (a PEM block), up to this
+STOP_CHARS = frozenset("(){}[],;<>`")   # in no key format or credential value: a boundary next to one is skipped
+MEMO_ENTRIES, MEMO_MAX_CHARS = 4096, 16384      # redact() remembers texts it has seen (ids, repeated outputs)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -76,78 +55,36 @@ def replace_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-# ---- secrets from the environment --------------------------------------------------------------------
-_env_cache: tuple = (None, ())
-
-
-def env_secrets() -> tuple:
-    """(value, its plain and JSON-escaped forms) of the environment's secret-named variables, longest first;
-    re-read when the environment changes."""
-    global _env_cache
-    data = getattr(os.environ, "_data", None)
-    items = tuple(data.items()) if isinstance(data, dict) else tuple(os.environb.items())
-    if items == _env_cache[0]:
-        return _env_cache[1]
-    values = set()
-    for name, value in items:
-        name = name.decode("utf-8", "replace") if isinstance(name, bytes) else name
-        value = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        if SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET_CHARS:
-            values.add(value.strip())
-    secrets = tuple((v, tuple({v, json.dumps(v)[1:-1], json.dumps(json.dumps(v)[1:-1])[1:-1]}))
-                    for v in sorted(values, key=len, reverse=True))
-    _env_cache = (items, secrets)
-    return secrets
-
-
-def _fragment_spans(text: str, secret: str) -> list[tuple[int, int]]:
-    """Spans of text that repeat >= MIN_FRAGMENT_CHARS consecutive characters of secret."""
-    spans = []
-    for j in range(0, len(secret) - _BLOCK + 1, _BLOCK):
-        block = secret[j:j + _BLOCK]
-        start, hits = text.find(block), 0
-        while start >= 0 and hits < _MAX_HITS_PER_BLOCK:
-            hits += 1
-            left, right = start, start + _BLOCK
-            s_left, s_right = j, j + _BLOCK
-            while left > 0 and s_left > 0 and text[left - 1] == secret[s_left - 1]:
-                left, s_left = left - 1, s_left - 1
-            while right < len(text) and s_right < len(secret) and text[right] == secret[s_right]:
-                right, s_right = right + 1, s_right + 1
-            if right - left >= MIN_FRAGMENT_CHARS or (s_left == 0 and s_right == len(secret)):
-                spans.append((left, right))
-            start = text.find(block, start + 1)
-    return spans
-
-
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """Merged, sorted (start, end) spans of every secret in text."""
-    spans = []
-    for secret, forms in env_secrets():
-        for form in forms:
-            start = text.find(form)
-            while start >= 0:
-                spans.append((start, start + len(form)))
-                start = text.find(form, start + 1)
-        if len(secret) >= MIN_FRAGMENT_CHARS:
-            spans += _fragment_spans(text, secret)
-    for might_match, pattern, group in PATTERNS:
-        if not might_match(text):
-            continue
-        pos = 0
-        while (m := pattern.search(text, pos)) is not None:
-            if m.end(group) > m.start(group):
-                spans.append((m.start(group), m.end(group)))
-            # go on from the secret itself: it may be the name of the next credential ("Authorization: x-api-key: K")
-            pos = m.start(group) if group and m.start(group) > pos else max(m.end(), pos + 1)
-    spans.sort()
+def _merge(spans) -> list[tuple[int, int]]:
     merged: list[list[int]] = []
-    for start, end in spans:
+    for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
     return [(a, b) for a, b in merged]
+
+
+def _without_invisible(text: str):
+    """(text without INVISIBLE characters, function mapping a span of it back to a span of text)."""
+    removed = [m.start() for m in INVISIBLE.finditer(text)]
+    at_view = [r - k for k, r in enumerate(removed)]     # the view position each removed character stood before
+
+    def original(a: int, b: int) -> tuple[int, int]:
+        return a + bisect.bisect_right(at_view, a), (b - 1) + bisect.bisect_right(at_view, b - 1) + 1
+
+    return INVISIBLE.sub("", text), original
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Merged, sorted (start, end) spans of every secret in text."""
+    index = env_index()
+    spans = index.spans(text) + shape_spans(text) if index else shape_spans(text)
+    if INVISIBLE.search(text):
+        view, original = _without_invisible(text)
+        found = index.spans(view) + shape_spans(view) if index else shape_spans(view)
+        spans += [original(a, b) for a, b in found if b > a]
+    return _merge(spans)
 
 
 def _apply(text: str, spans) -> str:
@@ -159,21 +96,85 @@ def _apply(text: str, spans) -> str:
     return "".join(out)
 
 
+_memo: dict = {}
+_memo_index = None
+
+
 def redact(text):
     """text with every secret replaced by [REDACTED] (None and '' pass through)."""
+    global _memo_index
     if not text or not isinstance(text, str):
         return text
     if len(text) < MIN_SECRET_CHARS:
         return text
-    spans = secret_spans(text)
-    return _apply(text, spans) if spans else text
+    index = env_index()
+    if index is not _memo_index:            # the environment's secrets changed: what was clean may not be
+        _memo.clear()
+        _memo_index = index
+    clean = _memo.get(text)
+    if clean is None:
+        spans = secret_spans(text)
+        clean = _apply(text, spans) if spans else text
+        if len(text) <= MEMO_MAX_CHARS:
+            if len(_memo) >= MEMO_ENTRIES:
+                _memo.clear()
+            _memo[text] = clean
+    return clean
 
 
-def redact_pieces(pieces: Iterable[str | None]) -> list:
+def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]]:
+    """Spans of the cores joined that run across a boundary between two of them, looked for in windows of
+    JOIN_WINDOW around each boundary (grown while a span reaches a window's edge), never in the whole join."""
+    total = starts[-1] + len(cores[-1]) if cores else 0
+    stop = STOP_CHARS - env_index().chars          # no secret holds these on both sides of a boundary
+    bounds, before = [], ""
+    for i, core in enumerate(cores):
+        if not core:
+            continue
+        if before and 0 < starts[i] < total and before[-1] not in stop and core[0] not in stop:
+            bounds.append(starts[i])
+        before = core
+
+    def joined(a: int, b: int) -> str:
+        i = max(0, bisect.bisect_right(starts, a) - 1)
+        parts = []
+        while i < len(cores) and starts[i] < b:
+            parts.append(cores[i][max(0, a - starts[i]):b - starts[i]])
+            i += 1
+        return "".join(parts)
+
+    found, k = [], 0
+    while k < len(bounds):
+        lo, hi = max(0, bounds[k] - JOIN_WINDOW), min(total, bounds[k] + JOIN_WINDOW)
+        while k + 1 < len(bounds) and bounds[k + 1] - JOIN_WINDOW <= hi:      # overlapping windows: one segment
+            k += 1
+            hi = min(total, bounds[k] + JOIN_WINDOW)
+        grow = JOIN_WINDOW
+        while True:
+            inside = bounds[bisect.bisect_left(bounds, lo):bisect.bisect_right(bounds, hi)]
+            spans = [(lo + a, lo + b) for a, b in secret_spans(joined(lo, hi))]
+            crossing = [(a, b) for a, b in spans
+                        if bisect.bisect_right(inside, a) < bisect.bisect_left(inside, b)]
+            at_edge = [(a, b) for a, b in crossing if (a == lo and lo > 0) or (b == hi and hi < total)]
+            if not at_edge or grow >= MAX_JOIN_WINDOW:
+                break
+            grow *= 4
+            lo, hi = max(0, lo - grow), min(total, hi + grow)
+        found += crossing
+        k = bisect.bisect_right(bounds, hi)     # a grown window covered the boundaries up to its end
+    return found
+
+
+def redact_pieces(pieces: Iterable[str | None], context: str = "") -> list:
     """Redact each piece, and also what only shows when neighbouring pieces are read together (a key split
-    over two tool outputs, or over two writes of a log). Whitespace at the boundaries is ignored for that."""
-    pieces = list(pieces)
-    texts = [p if isinstance(p, str) else "" for p in pieces]
+    over two tool outputs, two rows, or two writes of a log). Whitespace at the boundaries is ignored for that.
+    context: raw text that came just before the first piece (the end of an earlier turn), never returned."""
+    with environment_read_once():
+        return _redact_pieces(list(pieces), context)
+
+
+def _redact_pieces(pieces: list, context: str) -> list:
+    texts = ([context] if context else []) + [p if isinstance(p, str) else "" for p in pieces]
     cores, starts, offsets, pos = [], [], [], 0
     for i, text in enumerate(texts):
         lead = len(text) - len(text.lstrip()) if i > 0 else 0
@@ -183,27 +184,35 @@ def redact_pieces(pieces: Iterable[str | None]) -> list:
         starts.append(pos)
         offsets.append(lead)
         pos += len(core)
-    joined = "".join(cores)
     cuts: list[list[tuple[int, int]]] = [[] for _ in texts]
-    for a, b in secret_spans(joined) if len(texts) > 1 else []:
-        owners = [i for i in range(len(texts)) if starts[i] < b and starts[i] + len(cores[i]) > a]
-        if len(owners) < 2:
-            continue                       # inside one piece: redact() below finds it anyway
-        for i in owners:
-            lo = max(a, starts[i]) - starts[i] + offsets[i]
-            hi = min(b, starts[i] + len(cores[i])) - starts[i] + offsets[i]
-            cuts[i].append((lo, hi))
+    for a, b in _crossing_spans(cores, starts) if len(texts) > 1 else []:
+        first = max(0, bisect.bisect_right(starts, a) - 1)
+        for i in range(first, len(texts)):
+            if starts[i] >= b:
+                break
+            if starts[i] + len(cores[i]) > a:
+                lo = max(a, starts[i]) - starts[i] + offsets[i]
+                hi = min(b, starts[i] + len(cores[i])) - starts[i] + offsets[i]
+                cuts[i].append((lo, hi))
+    if context:
+        texts, cuts = texts[1:], cuts[1:]
     out = []
     for piece, text, spans in zip(pieces, texts, cuts):
         if not isinstance(piece, str):
             out.append(piece)
             continue
-        out.append(redact(_apply(text, sorted(spans)) if spans else text))
+        out.append(redact(_apply(text, _merge(spans)) if spans else text))
     return out
 
 
-def redact_json(obj):
-    """Every string value of a JSON-like object redacted, split secrets across its strings included."""
+def context_after(context: str, pieces: Iterable[str | None]) -> str:
+    """The raw tail (CONTEXT_CHARS) of a stream after pieces, for the next redact_pieces(..., context=...)."""
+    return (context + "".join(p for p in pieces if isinstance(p, str)))[-CONTEXT_CHARS:]
+
+
+def redact_json(obj, context: str = ""):
+    """Every string value of a JSON-like object redacted, split secrets across its strings included (and across
+    `context`, raw text that came before it: see redact_pieces)."""
     strings: list[str] = []
 
     def collect(o):
@@ -217,7 +226,7 @@ def redact_json(obj):
                 collect(v)
 
     collect(obj)
-    clean = iter(redact_pieces(strings))
+    clean = iter(redact_pieces(strings, context=context))
 
     def rebuild(o):
         if isinstance(o, str):
@@ -294,3 +303,20 @@ def redacted_output():
             except (OSError, ValueError):
                 pass
         sys.stdout, sys.stderr = saved
+
+
+def _redacting_excepthook(kind, value, tb) -> None:
+    text = "".join(traceback.format_exception(kind, value, tb))
+    sys.__stderr__.write(replace_surrogates(redact(text)))
+    sys.__stderr__.flush()
+
+
+def install_redacting_excepthook() -> None:
+    """Uncaught errors (of the main thread and of other threads) print their traceback redacted: the message
+    of an error can hold a key, and it is printed after every redacting stream is gone."""
+    sys.excepthook = _redacting_excepthook
+    def thread_hook(args) -> None:
+        if args.exc_type is not SystemExit:         # as the default hook: a thread's SystemExit is silent
+            _redacting_excepthook(args.exc_type, args.exc_value, args.exc_traceback)
+
+    threading.excepthook = thread_hook

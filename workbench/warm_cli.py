@@ -41,6 +41,7 @@ def validate_request(args) -> tuple[str, ...]:
     if args.baseline is not None:
         validate.kernel(args.baseline, "--baseline", standin_ok=True)
     validate.suite(args.suite, warn=lambda line: print(f"{PROG}: warning: {line}", file=sys.stderr))
+    validate.arch(args.arch)
     if args.cache_dir:
         validate.output_dir(args.cache_dir, "--cache-dir")
     return anchors

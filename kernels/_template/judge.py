@@ -121,6 +121,18 @@ def take_rows(tensors: tuple, rows: torch.Tensor) -> tuple:
     return (tensors[0][rows].clone(),)
 
 
+OUTPUT_ROW_DIMS = (0,)       # an element of y
+
+
+def output_rows(s: Scenario) -> int:
+    return s.n
+
+
+def timed_fixed_rows(s: Scenario, count: int) -> list[int]:
+    """The elements every timed launch checks: all of them when y has no more than `count`."""
+    return list(range(s.n)) if s.n <= count else sorted({0, 1, s.n - 2, s.n - 1})
+
+
 def _rel_and_max(got: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
     diff = got.float() - ref
     norm, top = float(ref.norm()), (float(ref.abs().max()) if ref.numel() else 0.0)

@@ -15,6 +15,8 @@ What a problem's judge.py defines (kernels/gemm_bf16/judge.py is a second exampl
     reference(s, inputs, rows) -> Reference        the fp32 truth on those rows
     reference_from_output(tensors, rows) -> Reference   a trusted kernel's output as a Reference
     take_rows(tensors, rows) -> tuple              copies of those rows of an output (checked later)
+    OUTPUT_ROW_DIMS, output_rows(s), timed_fixed_rows(s, count)   the row dimension of each output, the
+                        number of rows, the rows every timed launch checks (timed_rows.py)
     errors(tensors, ref, s) -> verify.Errors       rel L2, max abs (and lse, or 0) on ref.rows
     bounds(tol, s) -> (rel L2 bound, max abs bound);  check_close(errs, tol, s, what) raises verify.Failure
     anchor_error(outputs, ref) -> float            an anchor's rel L2 error on ref.rows
@@ -31,6 +33,7 @@ from workbench.harness.anchors import load_anchors  # noqa: F401  (the interface
 from workbench.harness.kernel_lib import CudaKernel
 from workbench.harness.reference import Inputs, Reference  # noqa: F401
 from workbench.harness.scenarios import Scenario
+from workbench.harness.timed_rows import fixed_rows as timed_fixed_rows  # noqa: F401
 from workbench.harness.verify import GuardedOutputs, Tolerances, check_close as _check_close, errors_against
 
 ENTRY = "attn_fwd"
@@ -57,6 +60,13 @@ def reference_from_output(tensors: tuple, rows: torch.Tensor) -> Reference:
 def take_rows(tensors: tuple, rows: torch.Tensor) -> tuple:
     o, lse = tensors
     return o[:, rows].clone(), lse[:, :, rows].clone()
+
+
+OUTPUT_ROW_DIMS = (1, 2)     # o [B, Sq, H, D] and lse [B, H, Sq]: a row is a query position
+
+
+def output_rows(s: Scenario) -> int:
+    return s.seqlen_q
 
 
 def errors(tensors: tuple, ref: Reference, s: Scenario):

@@ -168,6 +168,20 @@ def take_rows(tensors: tuple, rows: torch.Tensor) -> tuple:
     return (tensors[0][rows].clone(),)
 
 
+OUTPUT_ROW_DIMS = (0,)       # a row of C
+
+
+def output_rows(s: Scenario) -> int:
+    return s.m
+
+
+def timed_fixed_rows(s: Scenario, count: int) -> list[int]:
+    """The rows every timed launch checks (sample_rows' fixed picks): all of them when C has no more than `count`."""
+    if s.m <= count:
+        return list(range(s.m))
+    return sorted({0, 1, s.m - 1, s.m - 2} | {r for e in (64, 128, 256) for r in (e - 1, e) if r < s.m})[:count]
+
+
 def _rel_and_max(got: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
     """(rel L2, max |err| / max |ref|); absolute where ref is all zeros; inf for NaN."""
     diff = got.float() - ref

@@ -109,6 +109,14 @@ def lab(tmp_path_factory):
     log.close()
 
 
+KERNEL_IDLE = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext && panel.sessionContext.session
+                   && panel.sessionContext.session.kernel;
+    return !!kernel && kernel.status === "idle" && kernel.connectionStatus === "connected";
+}"""
+
+
 @pytest.mark.timeout(1200)
 def test_campaign_notebook_in_chromium(lab):
     from playwright.sync_api import expect, sync_playwright
@@ -121,9 +129,9 @@ def test_campaign_notebook_in_chromium(lab):
         page.wait_for_selector(".jp-Notebook", timeout=90_000)
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand("
                                "'notebook:run-all-cells')", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
-                               ".jp-KernelStatus-success, .jp-Toolbar-kernelStatus", timeout=90_000)
-        time.sleep(2)                               # the kernel finishes starting
+        # run the cells once the notebook's kernel is up and idle: on a loaded 2-core machine it can take minutes,
+        # and a run-all sent before (after a fixed pause, as here before) left every cell unrun
+        page.wait_for_function(KERNEL_IDLE, timeout=600_000)
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
         root = page.locator(".jp-OutputArea .wb-transcript").first

@@ -32,10 +32,11 @@ from workbench.campaign.config import (DEFAULT_KERNEL, DEFAULT_STOP, Budget, Cam
                                        problem_ceiling)
 from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
                                        InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
-from workbench.campaign.workspace import WorkspaceError
+from workbench.campaign.workspace import WorkspaceError, check_campaign_id
 from workbench.evaluators import make_evaluator
 from workbench.harness.paths import REPO_ROOT
 from workbench.locks import LockHeld
+from workbench.questions.bank import load_bank
 from workbench.questions.policy import MODES, PolicyConfig
 from workbench.redaction import redacted_output
 
@@ -184,6 +185,7 @@ def validate_config(config: CampaignConfig, kernel_given: bool = True) -> None:
     validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr), problem=problem)
     validate.stop(config.stop_expr, anchors=problem.anchors)
     validate.text_file(config.bank_path, "question bank", "question bank")
+    load_bank(config.bank_path)         # every row, as the campaign will read it: a BankError is one line
     validate.output_dir(config.root, "--root")
 
 
@@ -210,6 +212,8 @@ def campaign_main(argv: list[str] | None = None) -> int:
 
 
 def _campaign(args) -> int:
+    for campaign_id in filter(None, (args.id, args.resume)):
+        check_campaign_id(campaign_id)            # a folder name under --root, never a path
     printer = LogPrinter()
     evaluator = make_evaluator(args.evaluator)
     if args.resume:

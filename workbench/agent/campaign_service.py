@@ -29,25 +29,21 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
-from workbench.agent import campaign_text
+from workbench.agent import campaign_inputs, campaign_text
+from workbench.agent.campaign_inputs import CampaignError  # noqa: F401  (re-exported: the front ends catch it)
 from workbench.agent.tool_format import format_result
 from workbench.campaign.config import CampaignConfig, config_problem, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                        TurnCommitted, TurnStarted)
 from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
-from workbench.campaign.workspace import KERNEL_FILE, Workspace, WorkspaceError
+from workbench.campaign.workspace import Workspace, check_campaign_id, enclosing_workspace, inside_hint
 from workbench.questions.bank import TRIGGERS, load_bank
 from workbench.questions.inbox import read_inbox
 from workbench.questions.policy import Inquiry, Policy
 
 EXTERNAL_AGENT = "external"             # sessions.agent of a campaign whose agent runs outside the workbench
 LOCK_FILE = ".lock"
-
-
-class CampaignError(WorkspaceError):
-    """Bad input to an external campaign (unknown campaign, path outside it, missing kernel, spent budget);
-    the message is one line saying what, where and what to do."""
 
 
 @dataclass
@@ -58,6 +54,7 @@ class Reply:
     inquiry: Optional[Inquiry] = None
     stop_met: bool = False
     kernel_sha: str = ""
+    is_error: bool = False              # the call could not be carried out (recorded with is_error as well)
 
 
 class CampaignService:
@@ -90,6 +87,7 @@ class CampaignService:
         source = Path(config.kernel_path)
         if kernel_text is None and not source.is_file():
             raise CampaignError(f"kernel {config.kernel_path} not found; pass --kernel PATH to a .cu file")
+        bank = bank if bank is not None else load_bank(config.bank_path)   # a bad bank: refused before the folder
         ws = Workspace.create(config.root, config.campaign_id, source, config.to_dict(), kernel_text=kernel_text)
         config.initial_sha = ws.save_artifact(ws.kernel_path.read_text())
         ws.write_config(config.to_dict() | {"created_at": time.time()})
@@ -101,10 +99,13 @@ class CampaignService:
     @classmethod
     def open(cls, root: str | Path, campaign_id: str, evaluator: Callable | None = None,
              bank: list | None = None) -> "CampaignService":
-        root_dir = Path(root) / campaign_id
+        root_dir = Path(root) / check_campaign_id(campaign_id)
         if not (root_dir / "config.json").exists():
             known = sorted(p.parent.name for p in Path(root).glob("*/config.json")) if Path(root).is_dir() else []
             hint = f" (campaigns there: {', '.join(known[:8])})" if known else ""
+            inside = enclosing_workspace()
+            if inside is not None:
+                raise CampaignError(inside_hint(inside, root, campaign_id))
             raise CampaignError(f"no campaign {campaign_id!r} under {root}/{hint}; start it with `workbench mcp "
                                 f"--campaign {campaign_id} --kernel PATH` or `workbench check PATH --campaign "
                                 f"{campaign_id} --new`")
@@ -189,32 +190,30 @@ class CampaignService:
 
     # ---- what the agent can call ---------------------------------------------------------------------
     def resolve_kernel(self, path: str | None) -> Path:
-        """The kernel file a call names: the campaign's kernel.cu by default; a relative path is read inside the
-        workspace (or from the current directory when it exists there and lies inside it); never outside."""
-        path = (path or "").strip() or KERNEL_FILE
-        here = Path(path)
-        if not here.is_absolute() and not (self.ws.root / here).exists() and here.exists():
-            path = str(here.resolve())
-        real = self.ws.resolve(path)
-        if not real.is_file():
-            raise CampaignError(f"{path}: no such kernel file in campaign {self.ws.campaign_id}'s workspace "
-                                f"({self.ws.root}); write it there first, or check {KERNEL_FILE}")
-        return real
+        return campaign_inputs.resolve_kernel(self.ws, path)
+
+    def check_inputs(self, path: str | None = None, suite: str | None = None, claim: str = "",
+                     notes: str = "") -> tuple[str, str]:
+        """(kernel text, suite for the harness) of a check, or CampaignError: what `check` refuses before a turn
+        is spent. Needs no session: a front end can refuse a call before it opens one (and rewrites its row)."""
+        text = campaign_inputs.kernel_text(self.ws, self.resolve_kernel(path))
+        campaign_inputs.note(claim, "claim")
+        campaign_inputs.note(notes, "notes")
+        return text, self._suite(suite)
 
     def check(self, path: str | None = None, suite: str | None = None, claim: str = "", notes: str = "",
               progress: Callable[[str], None] | None = None) -> Reply:
         """Judge a kernel of the workspace, record it, and ask a question if the policy fires."""
         with self._mutex:
             self._require_session()
-            kernel = self.resolve_kernel(path)
-            suite = self._suite(suite)
+            text, suite = self.check_inputs(path, suite, claim, notes)      # refused before a turn
             spent = self._budget_spent()
             if spent:
                 raise CampaignError(f"campaign {self.ws.campaign_id}: {spent[1]}; the campaign is over "
                                     f"(stop condition {self.config.stop_expr!r} not met)")
             data = {k: v for k, v in (("path", path), ("suite", suite if suite != self.config.suite else None),
                                       ("claim", claim), ("notes", notes)) if v}
-            return self._turn("check_kernel", data, lambda: self._harness(kernel, suite, progress),
+            return self._turn("check_kernel", data, lambda: self._harness(text, suite, progress),
                               claimed=claim, notes=notes)
 
     def ask(self, trigger: str = "") -> Reply:
@@ -235,29 +234,26 @@ class CampaignService:
             raise RuntimeError("CampaignService calls must run inside `with service.session(...)`")
 
     def _suite(self, suite: str | None) -> str:
-        from workbench.harness.scenarios import SuiteError, load_suite
+        return campaign_inputs.call_suite(self.ws, suite, self.config.suite, problem=config_problem(self.config))
 
-        suite = (suite or "").strip() or self.config.suite
-        try:
-            load_suite(suite, problem=config_problem(self.config))
-        except SuiteError as err:
-            raise CampaignError(str(err)) from None
-        return suite
-
-    def _harness(self, kernel: Path, suite: str, progress):
+    def _harness(self, text: str, suite: str, progress):
         """(text, result, sha): the source becomes an artifact; the harness judges the artifact."""
         from workbench.harness.result import CheckRequest
 
-        sha, c = self.ws.save_artifact(kernel.read_text()), self.config
+        sha = self.ws.save_artifact(text)
+        c = self.config
+        progress = progress or (lambda line: None)
         request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite,
                                anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.best_vs_original,
                                problem=config_problem(c).ref)
+        progress(f"judging artifacts/{sha[:12]}.cu on suite {Path(suite).name}")
         if self.evaluator is not None:
             result = self.evaluator(request)
         else:
             from workbench.harness.check import check
             result = check(request, progress=progress)
         result.eval_id = result.eval_id or uuid.uuid4().hex[:12]
+        progress(f"judged artifacts/{sha[:12]}.cu: {result.status.replace('_', ' ')}")
         return format_result(result, sha) + "\n" + campaign_text.result_line(result, self.ws.campaign_id), result, sha
 
     # ---- one call = one committed turn ----------------------------------------------------------------
@@ -322,7 +318,7 @@ class CampaignService:
         publish(TurnCommitted(turn=turn, tool_index=self.tool_index, tokens=0, cost_usd=0.0))
         self.ws.prune_snapshots(turn)
         return Reply(text=text, result=result, inquiry=inquiry, stop_met=bool(result is not None and result.stop_met),
-                     kernel_sha=sha)
+                     kernel_sha=sha, is_error=is_error)
 
     def _evaluated(self, turn: int, call_id: str, result, sha: str) -> None:
         variables = result.stop_variables() if result.rows else {}
@@ -390,11 +386,14 @@ class CampaignService:
     def status_text(self) -> str:
         return campaign_text.status_text(self.status())
 
+    # every reply ends with the campaign's standing (the stop condition), as check_kernel's does
     def bank_text(self, trigger: str = "") -> str:
-        return campaign_text.bank_text(self.policy.bank, self.config.mode, trigger)
+        return campaign_text.bank_text(self.policy.bank, self.config.mode, trigger) + "\n\n" + self.status_line()
 
     def suite_text(self, suite: str | None = None) -> str:
         from workbench.harness.scenarios import load_suite
 
         name = self._suite(suite)
-        return campaign_text.suite_text(name, load_suite(name, problem=config_problem(self.config)))
+        shown = (suite or "").strip() or self.config.suite
+        return campaign_text.suite_text(shown, load_suite(name, problem=config_problem(self.config))) + "\n\n" + \
+            self.status_line()

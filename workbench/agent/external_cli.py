@@ -14,16 +14,19 @@ opening a campaign (`open_or_create`) is shared with `workbench mcp`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
+from workbench.arguments import Parser
 from workbench.campaign.config import (DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, campaign_problem,
                                        default_stop, problem_ceiling)
-from workbench.campaign.workspace import CAMPAIGN_ID, WorkspaceError
+from workbench.campaign.workspace import (KERNEL_FILE, WorkspaceError, check_campaign_id, enclosing_workspace,
+                                         inside_hint)
 from workbench.evaluators import make_evaluator
 from workbench.harness.result import EXIT_FAILED, EXIT_MET, EXIT_USAGE, exit_code
-from workbench.questions.bank import TRIGGERS
+from workbench.questions.bank import TRIGGERS, load_bank
 from workbench.questions.inbox import EmptyQuestion, post_question
 from workbench.questions.policy import MODES, PolicyConfig
 
@@ -58,8 +61,7 @@ def _validate_new(args, campaign_id: str) -> CampaignConfig:
     from workbench.harness.scenarios import SuiteError, load_suite
     from workbench.harness.stop import StopExprError, evaluate_stop
 
-    if not CAMPAIGN_ID.match(campaign_id or ""):
-        raise CampaignError(f"campaign id {campaign_id!r}: use letters, digits, '.', '_' or '-'")
+    check_campaign_id(campaign_id or "")
     try:
         problem = campaign_problem(getattr(args, "problem", None) or "", args.kernel or DEFAULT_KERNEL)
     except ValueError as err:           # problems.ProblemError
@@ -89,9 +91,11 @@ def _validate_new(args, campaign_id: str) -> CampaignConfig:
         raise CampaignError(f"--budget {args.budget}: tool_calls and wall must be positive")
     policy = PolicyConfig(stall_runs=args.stall_runs, min_gain=args.min_gain,
                           **problem_ceiling(problem.folder / "problem.toml"))
-    return CampaignConfig(kernel_path=kernel, suite=suite, mode=args.mode or "bank", stop_expr=stop,
-                          agent=EXTERNAL_AGENT, campaign_id=campaign_id, root=args.root, budget=budget,
-                          policy=policy, seed=args.seed, anchors=[problem.main_anchor], problem=problem.ref)
+    config = CampaignConfig(kernel_path=kernel, suite=suite, mode=args.mode or "bank", stop_expr=stop,
+                            agent=EXTERNAL_AGENT, campaign_id=campaign_id, root=args.root, budget=budget,
+                            policy=policy, seed=args.seed, anchors=[problem.main_anchor], problem=problem.ref)
+    load_bank(config.bank_path)          # BankError (one line) before the folder exists
+    return config
 
 
 def _agree(args, config: dict, campaign_id: str, per_call: tuple = ()) -> None:
@@ -113,9 +117,12 @@ def open_or_create(args, campaign_id: str, create: bool, per_call: tuple = ()) -
     """The campaign `campaign_id` under --root: opened when it exists (its options must agree), else made when
     `create` (with --kernel), else CampaignError saying how to start it. Nothing is written on bad input."""
     root = Path(args.root)
-    exists = (root / campaign_id / "config.json").exists()
+    exists = (root / check_campaign_id(campaign_id) / "config.json").exists()
     if not exists and not create:
         return CampaignService.open(root, campaign_id)          # raises "no campaign ... start it with ..."
+    inside = enclosing_workspace()
+    if not exists and inside is not None:     # a campaign made here would nest campaigns/ID/campaigns/ID
+        raise CampaignError(inside_hint(inside, args.root, campaign_id))
     if exists:
         service = CampaignService.open(root, campaign_id)
         recorded = service.ws.read_config()
@@ -135,9 +142,21 @@ def open_or_create(args, campaign_id: str, create: bool, per_call: tuple = ()) -
     return service
 
 
+def _check_new(args, kernel: str) -> None:
+    """With --new: the campaign must not exist yet, and KERNEL must be the kernel.cu its workspace will hold
+    (nothing else is in it yet); checked before the campaign is made."""
+    folder = Path(args.root) / check_campaign_id(args.campaign)
+    if (folder / "config.json").exists():
+        raise CampaignError(f"campaign {args.campaign} already exists under {args.root}/; drop --new to continue it")
+    if os.path.normpath(kernel) != KERNEL_FILE and Path(kernel).absolute() != (folder / KERNEL_FILE).absolute():
+        raise CampaignError(f"{kernel}: a new campaign's workspace holds only {KERNEL_FILE} (copied from --kernel "
+                            f"START); judge that: workbench check {KERNEL_FILE} --campaign {args.campaign} --new "
+                            "--kernel START")
+
+
 # ---- workbench check KERNEL --campaign ID ----------------------------------------------------------------
 def check_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workbench check KERNEL --campaign ID", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="workbench check KERNEL --campaign ID", description=__doc__.split("\n\n")[0])
     parser.add_argument("kernel", help="the kernel file to judge, inside the campaign's workspace "
                                        "(e.g. campaigns/ID/kernel.cu or just kernel.cu)")
     parser.add_argument("--campaign", required=True, metavar="ID", help="the campaign (campaigns/ID/)")
@@ -153,16 +172,19 @@ def check_main(argv: list[str] | None = None) -> int:
     from workbench.locks import LockHeld
 
     try:
-        if args.new and (Path(args.root) / args.campaign / "config.json").exists():
-            raise CampaignError(f"campaign {args.campaign} already exists under {args.root}/; drop --new to "
-                                "continue it")
+        if args.new:
+            _check_new(args, kernel)
         service = open_or_create(args, args.campaign, create=args.new, per_call=("suite",))
+        suite = args.suite if args.suite and not args.new else None
+        service.check_inputs(kernel, suite, args.claim, args.notes)     # refused before the session row changes
         with service.session("cli"):
-            suite = args.suite if args.suite and not args.new else None
             reply = service.check(kernel, suite=suite, claim=args.claim, notes=args.notes,
                                   progress=lambda line: print(line, flush=True))
     except (CampaignError, WorkspaceError, LockHeld, ValueError) as err:
         print(f"workbench check: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    if reply.is_error:        # the harness could not run here (recorded as a failed call): an environment error
+        print(reply.text, file=sys.stderr)
         return EXIT_USAGE
     print(reply.text)
     result = reply.result
@@ -173,7 +195,7 @@ def check_main(argv: list[str] | None = None) -> int:
 
 # ---- workbench ask ID ... ------------------------------------------------------------------------------
 def ask_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workbench ask", description="put a question to the agent of a campaign "
+    parser = Parser(prog="workbench ask", description="put a question to the agent of a campaign "
                                      "run with `workbench mcp` or `workbench check --campaign`")
     parser.add_argument("campaign", metavar="ID", help="the campaign (campaigns/ID/)")
     parser.add_argument("text", nargs="?", help="your question; it reaches the agent with its next check result")

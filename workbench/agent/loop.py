@@ -39,7 +39,7 @@ from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.locks import HeldLock, acquire_lock
 from workbench.questions.bank import load_bank
 from workbench.questions.policy import Inbox, Policy
-from workbench.redaction import redact, redact_json, redact_pieces
+from workbench.redaction import context_after, redact, redact_json, redact_pieces
 
 MAX_INPUT_DEPTH = 32          # a tool input nested deeper is refused (and recorded as a placeholder)
 
@@ -82,6 +82,7 @@ class Campaign:
         self.resumed = False
         self._lock: Optional[HeldLock] = None      # one process runs a campaign at a time (workspace .lock)
         self._turn_text: list = []                 # raw strings of the turn in flight, for redacting it whole
+        self._said_tail = ""                       # raw end of the agent's earlier turns (a key split over two)
         self._t0 = time.monotonic()
         if record:
             info = {"source": "workbench", "campaign_id": workspace.campaign_id, "arm": config.arm or config.mode,
@@ -101,6 +102,7 @@ class Campaign:
         source = Path(config.kernel_path)
         if kernel_text is None and not source.is_file():
             raise WorkspaceError(f"kernel {config.kernel_path} not found; pass --kernel PATH to a .cu file")
+        bank = bank if bank is not None else load_bank(config.bank_path)   # a bad bank: refused before the folder
         ws = Workspace.create(config.root, config.campaign_id, source, config.to_dict(), kernel_text=kernel_text)
         lock = _lock_campaign(ws)
         config.initial_sha = ws.save_artifact(ws.read_kernel())
@@ -114,6 +116,8 @@ class Campaign:
     def resume(cls, campaign_id: str, backend, root: str = "campaigns", evaluator: Callable | None = None,
                bank: list | None = None) -> "Campaign":
         ws = Workspace.open(root, campaign_id)
+        # a bad bank is refused before the lock is taken or anything trimmed
+        bank = bank if bank is not None else load_bank(CampaignConfig.from_dict(ws.read_config()).bank_path)
         lock = _lock_campaign(ws)        # before anything is trimmed: a second resume is refused here
         config = CampaignConfig.from_dict(ws.read_config())
         if config.agent == "external":      # campaign_service.EXTERNAL_AGENT: its agent runs outside the workbench
@@ -239,8 +243,9 @@ class Campaign:
         self.tokens += reply.usage.total
         self.cost_usd += reply.cost_usd or 0.0
         # what is published, recorded, snapshotted and sent back is redacted; the tools run on the raw input
-        said = redact_json(reply.content)
+        said = redact_json(reply.content, context=self._said_tail)
         self._turn_text = [_block_strings(b) for b in reply.content]
+        self._said_tail = context_after(self._said_tail, self._turn_text)
         publish(MessageDone(turn=turn, message_id=assistant_id, parent_id=self.last_message_id, role="assistant",
                             content=said, model=reply.model, usage=reply.usage, cost_usd=reply.cost_usd,
                             stop_reason=reply.stop_reason))

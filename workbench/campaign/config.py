@@ -16,11 +16,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workbench.arguments import UsageError, budget_count, budget_dollars, budget_seconds
-from workbench.harness.paths import PROBLEM_FILE
+from workbench.harness.paths import ORIGINAL_KERNEL, PROBLEM_FILE
 from workbench.questions.bank import DEFAULT_BANK
 from workbench.questions.policy import PolicyConfig
 
-DEFAULT_KERNEL = "kernels/attn_fwd/original.cu"
+# as a person types it in a checkout; the home's own copy from anywhere else (an installed wheel, another folder)
+DEFAULT_KERNEL = ("kernels/attn_fwd/original.cu" if Path("kernels/attn_fwd/original.cu").is_file()
+                  else str(ORIGINAL_KERNEL))
 DEFAULT_STOP = "all_correct and geomean_vs_fa3 >= 1.0"      # a campaign's or an evolution's, unless told otherwise
 
 NO_IDLE_LIMIT = 1_000_000

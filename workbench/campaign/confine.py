@@ -6,7 +6,7 @@
 
 The rule, applied to file tools, revert, artifact lookup, suites and builds alike:
   * the path is relative to the workspace and stays inside it lexically (no '..' out, no absolute path, no '~'
-    expansion, no NUL, at most 1024 characters);
+    expansion, no NUL, at most 1024 characters, no name over 255 bytes);
   * no component is a symlink — not even one that points back inside: each folder is opened with O_NOFOLLOW
     relative to the one before (openat), so a link swapped in halfway cannot redirect the walk;
   * a file must be a regular file with one name (st_nlink == 1). The workspace writes every file by creating a
@@ -28,6 +28,7 @@ from pathlib import Path
 from workbench.redaction import replace_surrogates
 
 MAX_PATH_CHARS = 1024
+NAME_MAX_BYTES = 255                 # one name in a path (Linux NAME_MAX)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -63,6 +64,9 @@ def split_relative(rel: str, root_name: str = "workspace", root: Path | None = N
     for part in rel.replace("\\", "/").split("/"):
         if part in ("", "."):
             continue
+        if len(os.fsencode(part)) > NAME_MAX_BYTES:      # the system refuses it with an OSError, not a message
+            raise WorkspaceError(f"refused: a name in {rel[:60]!r}... is longer than the {NAME_MAX_BYTES} bytes a "
+                                 "file name may have; use a shorter name")
         if part == "..":
             if not parts:
                 raise WorkspaceError(f"refused: {rel} is outside the campaign workspace ({root_name}/); "

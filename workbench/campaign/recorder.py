@@ -18,7 +18,8 @@ from workbench.campaign.events import (CampaignStarted, CampaignStopped, Evaluat
 from workbench.redaction import redact_pieces
 from workbench.traces.rows import rows_from_result
 from workbench.traces.sources import is_standin_result
-from workbench.traces.writer import TraceWriter, read_table, to_table, trim_parts, write_parquet_durable
+from workbench.traces.writer import (TraceWriter, read_table, redact_free_text, to_table, trim_parts,
+                                     write_parquet_durable)
 
 OUTPUT_TEXT_CHARS = 30_000
 TURN_TABLES = ("tool_calls", "evaluations", "interventions", "messages")   # write order; messages commits
@@ -51,6 +52,7 @@ class TraceRecorder:
         self.session_id = session_id
         self.info = dict(session_info)        # static columns of the sessions row
         self.buffer = {t: [] for t in TURN_TABLES}
+        self._tails = {t: {} for t in TURN_TABLES}      # raw end of each table's text streams (never written)
 
     def __call__(self, event) -> None:
         handler = getattr(self, f"_on_{event.kind}", None)
@@ -71,6 +73,12 @@ class TraceRecorder:
         previous = read_table(self.writer.root, "sessions", self.session_id)
         started = previous["started_at"].iloc[0].to_pydatetime() if len(previous) else utc(e.ts)
         self.info.update(started_at=started, host=socket.gethostname())
+        if len(previous):      # a later session that runs no harness keeps what the earlier runs established
+            before = previous.iloc[0]
+            if isinstance(before.get("gpu"), str) and before["gpu"] and not self.info.get("gpu"):
+                self.info["gpu"] = before["gpu"]
+            if before.get("is_standin") is True or before.get("is_standin") == 1:
+                self.info["is_standin"] = True
         self._write_session(self.info)
 
     def _on_campaign_stopped(self, e: CampaignStopped) -> None:
@@ -131,11 +139,11 @@ class TraceRecorder:
 
     def _redact_turn(self) -> None:
         """Each table's free text of the turn redacted as one text, so a secret split over two rows (a key printed
-        by two tool calls) leaves no piece behind; the writer still redacts every string on its own."""
-        for rows in self.buffer.values():
-            slots = [(row, key) for row in rows for key in FREE_TEXT if isinstance(row.get(key), str)]
-            for (row, key), clean in zip(slots, redact_pieces([row[key] for row, key in slots])):
-                row[key] = clean
+        by two tool calls) leaves no piece behind, read after the end of the turn before (a key split over two
+        turns); the writer still redacts every string on its own."""
+        for table, rows in self.buffer.items():
+            for (i, key), clean in redact_free_text(rows, FREE_TEXT, self._tails[table], row_order=True).items():
+                rows[i][key] = clean
 
 
 def committed_turn(root: str | Path, session_id: str) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -33,6 +34,34 @@ MAX_STATE_BYTES = 256 << 20          # a snapshot holds the whole conversation
 LOCK_FILE = ".lock"
 
 
+def check_campaign_id(campaign_id: str) -> str:
+    """The id itself, or WorkspaceError: an id names one folder under the root, so it holds no path separator
+    and no '..', whether the campaign is being made or opened."""
+    if not isinstance(campaign_id, str) or not CAMPAIGN_ID.match(campaign_id):
+        raise WorkspaceError(f"campaign id {str(campaign_id)[:90]!r}: use letters, digits, '.', '_' or '-' (no '/' "
+                             "or '..'; up to 81 characters); for campaigns in another folder pass --root DIR")
+    return campaign_id
+
+
+def enclosing_workspace(start: str | Path = ".") -> Path | None:
+    """The campaign folder `start` lies in (a config.json beside artifacts/ and state/), or None: a person who
+    runs a command from inside a workspace means that campaign, not a new campaigns/ folder nested in it."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file() and (folder / "artifacts").is_dir() and (folder / "state").is_dir():
+            return folder
+    return None
+
+
+def inside_hint(inside: Path, root, campaign_id: str) -> str:
+    """What to do when a command runs from inside campaign `inside`'s workspace and finds no `campaign_id` under
+    `root` there (a new campaign would nest campaigns/ID/campaigns/ID)."""
+    parent = os.path.relpath(inside.parent)
+    return (f"no campaign {campaign_id!r} under {root}/ here: this folder is inside campaign {inside.name}'s "
+            f"workspace ({inside}); pass --root {parent} (the folder that holds the campaigns), or run the command "
+            "from the folder that holds campaigns/")
+
+
 def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -46,8 +75,7 @@ class Workspace:
     @classmethod
     def create(cls, base: str | Path, campaign_id: str, kernel_source: str | Path | None, config: dict,
                kernel_text: str | None = None) -> "Workspace":
-        if not CAMPAIGN_ID.match(campaign_id):
-            raise WorkspaceError(f"campaign id {campaign_id!r}: use letters, digits, '.', '_' or '-'")
+        check_campaign_id(campaign_id)
         root = Path(base) / campaign_id
         text = redact(kernel_text if kernel_text is not None else Path(kernel_source).read_text())
         Path(base).mkdir(parents=True, exist_ok=True)
@@ -69,7 +97,7 @@ class Workspace:
 
     @classmethod
     def open(cls, base: str | Path, campaign_id: str) -> "Workspace":
-        root = Path(base) / campaign_id
+        root = Path(base) / check_campaign_id(campaign_id)
         if not (root / CONFIG_FILE).exists():
             raise WorkspaceError(f"no campaign {campaign_id!r} under {base} (missing {root / CONFIG_FILE})")
         return cls(root)
@@ -144,6 +172,9 @@ class Workspace:
         if not parts or parts[0] in PROTECTED or parts[0] == LOCK_FILE:
             raise WorkspaceError(f"refused: {rel} is kept by the campaign itself and is read-only; "
                                  "write kernel.cu or your own files")
+        if redact(rel) != rel:      # the file's name would keep on disk what every record of it redacts
+            raise WorkspaceError(f"refused: the path {redact(rel)} holds a secret (an API key or token); "
+                                 "name the file without it")
 
     def resolve(self, rel: str, for_write: bool = False) -> Path:
         """The checked path of `rel` inside the workspace (no symlink on the way, a file of one name), or

@@ -7,10 +7,11 @@ from dataclasses import asdict
 from workbench import validate
 from workbench.arguments import Parser, UsageError, budget_count, budget_dollars, budget_seconds, count, number, refuse
 from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP
-from workbench.campaign.workspace import Workspace, WorkspaceError
+from workbench.campaign.workspace import Workspace, WorkspaceError, check_campaign_id
 from workbench.evaluators import make_evaluator
 from workbench.evolve.evolve_config import EvolveConfig
 from workbench.evolve.run import Evolution
+from workbench.questions.bank import load_bank
 
 
 DESCRIPTION = "evolutionary search over a population of kernels, with bank questions as mutation hints"
@@ -40,11 +41,29 @@ def validate_config(config: EvolveConfig, resuming: bool) -> None:
     validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr), problem=problem)
     validate.stop(config.stop_expr, anchors=problem.anchors)
     validate.text_file(config.bank_path, "question bank", "question bank")
+    load_bank(config.bank_path)         # every row, as the campaign will read it: a BankError is one line
     unknown = [a for a in config.anchors if a not in problem.anchors]
     if unknown:
         raise UsageError(f"--anchors: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(problem.anchors)}")
     validate.output_dir(config.root, "--root")
     validate.output_dir(config.traces, "--traces")
+    check_agent(config.agent, config.model)
+
+
+def check_agent(agent: str, model: str) -> None:
+    """The agent that makes the children, checked before the seed is judged (a GPU's time, a run folder)."""
+    if agent == "offline":
+        return
+    if agent != "claude":
+        raise UsageError(f"--agent {agent!r}: use offline (knob mutations) or claude (agent episodes)")
+    from workbench.agent.backends import make_backend
+    from workbench.agent.backends.turns import BackendError
+
+    try:
+        make_backend(agent, model=model)
+    except BackendError as err:
+        reason = str(err).split(", or use")[0].split("; use")[0]
+        raise UsageError(f"--agent claude: {reason}; or use --agent offline (knob mutations)") from None
 
 
 def evolve_main(argv: list[str] | None = None) -> int:
@@ -81,6 +100,8 @@ def evolve_main(argv: list[str] | None = None) -> int:
     add_pool_arguments(parser)
     args = parser.parse_args(argv)
     try:
+        for run_id in filter(None, (args.id, args.resume)):
+            check_campaign_id(run_id)             # a folder name under --root, never a path
         overrides = {k: v for k, v in {
             "kernel_path": args.kernel, "suite": args.suite, "population": args.population,
             "generations": args.generations, "children": args.children, "tournament": args.tournament,
@@ -103,6 +124,9 @@ def evolve_main(argv: list[str] | None = None) -> int:
             config = EvolveConfig.from_dict({**overrides, "run_id": args.id, "root": args.root})
             config.settle_problem(given=set(overrides))
         config.pool, config.ray_address, config.slots = args.pool, args.ray_address or "", args.slots or 0
+        if args.tournament is not None and args.tournament > config.population:
+            raise UsageError(f"--tournament {args.tournament}: a tournament picks among the population's "
+                             f"{config.population} members; use at most --tournament {config.population}")
         validate_config(config, resuming=bool(args.resume))
         if config.evaluator == "harness" and args.pool == "local":
             from workbench.evaluators.evaluator import local_gpus

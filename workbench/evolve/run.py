@@ -58,6 +58,7 @@ class Evolution:
         config.run_id = config.run_id or f"{time.strftime('%Y%m%d-%H%M%S')}-evolve-{uuid.uuid4().hex[:4]}"
         if not Path(config.kernel_path).is_file():
             raise WorkspaceError(f"kernel {config.kernel_path} not found; pass --kernel PATH to a .cu file")
+        load_bank(config.bank_path)          # a bad bank is refused before the run's folder exists
         ws = Workspace.create(config.root, config.run_id, Path(config.kernel_path), asdict(config))
         return cls(config, ws, pool, **kw)
 

@@ -6,8 +6,9 @@ The baseline is trusted, not judged: it is not verified as a candidate (no secon
 determinism, no x16 inputs; `workbench warm` compares its rows with the fp32 reference once). Its *first call*
 on a scenario does three jobs: it is the call recorded for the foreign-kernel check (own_kernels.py), its
 sampled rows are the comparison rows, and when it is long it is also the warm-up and the `call_us` of its timing
-(Timer.time's warm_call_us). For the fp32 original on large shapes a scenario then costs that call, one graph
-upload and one or two samples (rep_count.py), where it cost about twelve calls before (issue 24).
+(Timer.time's warm_call_us) and the witness of its first sample. For the fp32 original on large shapes a
+scenario then costs that call and one or two samples, its graph uploaded without a run (rep_count.py), where it
+cost about twelve calls before issue 24 and three (the call, an upload replay, a sample) after its first cut.
 """
 from __future__ import annotations
 

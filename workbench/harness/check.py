@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import problems, sandbox, worker_events
+from workbench.harness import flags, problems, rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.paths import REPO_ROOT
@@ -281,13 +281,14 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
     noisy = problem.timing.noisy_rel_spread
     hbm = float(problem.ceilings.get("hbm_tb_s", 4.3)) * 1e12
     clock_apart = float(problem.flags.get("clock_apart_fraction", 0.10))
+    over_anchor = float(problem.flags.get("near_ceiling_over_best_anchor", 0.0))
     for row in result.rows:
         if row.stats is None:
             continue
         tflops = row.tflops or 0.0
         if tflops > ceiling:
             row.flags.append("above_ceiling")
-        elif tflops > near * ceiling:
+        elif flags.near_ceiling(row, ceiling, near, over_anchor):   # and faster than every anchor on the shape
             row.flags.append("near_ceiling")
         if row.stats.rel_spread > noisy:
             row.flags.append("noisy")
@@ -316,8 +317,9 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     start = time.monotonic()
     problem = resolve_problem(request)
     scenarios = load_suite(request.suite, problem=problem.definition)
-    try:                      # the proof's switch, read by the worker: a bad value fails here, before any work
+    try:                      # the proof's switches, read by the worker: a bad value fails here, before any work
         profile_samples_from_env(os.environ)
+        rep_count.rules_from_env(os.environ)
     except ValueError as err:
         raise SuiteError(str(err)) from None
     result = SuiteResult(kernel_path=request.kernel_path, kernel_sha="", suite=request.suite, status="error",

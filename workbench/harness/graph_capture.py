@@ -105,3 +105,21 @@ def release_pool(pool) -> None:
             release(device, pool)
         except (RuntimeError, TypeError):
             pass
+
+
+def upload(graph: CudaGraph) -> bool:
+    """Upload an instantiated graph to the device without running it (cuGraphUpload on the current stream), so
+    its first replay is like any later one; False where this torch or driver cannot (the caller then replays
+    once, untimed, as the upload). Only the driver's own entry point is called, on the graph's own handle."""
+    raw = getattr(graph.graph, "raw_cuda_graph_exec", None)
+    if raw is None:
+        return False
+    try:
+        import ctypes
+        driver = ctypes.CDLL("libcuda.so.1")
+        handle = raw()
+        stream = torch.cuda.current_stream().cuda_stream
+        rc = driver.cuGraphUpload(ctypes.c_void_p(int(handle)), ctypes.c_void_p(stream))
+    except (OSError, AttributeError, RuntimeError, TypeError, ValueError):
+        return False
+    return rc == 0

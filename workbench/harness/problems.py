@@ -7,7 +7,8 @@ the judge's import graph stays its own):
     problem.py    no torch: the Scenario class (from_row, key, flops, min_bytes, to_dict), COLUMNS and
                   CATEGORY_NAMES. Traces, reports and the suite loader read only this.
     judge.py      torch: Tolerances, Inputs, Outputs, Reference, sample_rows, reference, reference_from_output,
-                  take_rows, errors, bounds, check_close, anchor_error, open_library, load_anchors, WARM_UP
+                  take_rows, OUTPUT_ROW_DIMS, output_rows, timed_fixed_rows, errors, bounds, check_close,
+                  anchor_error, open_library, load_anchors, WARM_UP
                   (kernels/attn_fwd/judge.py lists what each one is).
     standins.py   the CPU stand-ins (STANDINS, KERNELS, EXPECTED_REASON): `standin:NAME` kernels.
 
@@ -25,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from workbench.harness.paths import DEFAULT_PROBLEM, REPO_ROOT
+from workbench.harness.paths import DEFAULT_PROBLEM, HOME, REPO_ROOT
 from workbench.harness.scenarios import SuiteError
 
-KERNELS_DIR = REPO_ROOT / "kernels"
+KERNELS_DIR = HOME / "kernels"
 MODULES = ("problem", "judge", "standins")
 
 

@@ -76,7 +76,8 @@ class ProgressCache:
         self.begun_at = time.monotonic()
 
     def done(self, name: str, spent: dict) -> str:
-        """A scenario's result arrived: merge what it staged, and return the ETA text for its progress line."""
+        """A scenario's result arrived: merge what it staged, and return the text for the end of its progress
+        line: the ETA, then the scenario's wall seconds and what it timed afresh (`wall_and_timed`)."""
         self.merge()
         spent = {k: float(v) for k, v in (spent if isinstance(spent, dict) else {}).items()
                  if isinstance(k, str) and isinstance(v, (int, float)) and v >= 0}
@@ -88,7 +89,8 @@ class ProgressCache:
         wall = time.monotonic() - self.begun_at if self.begun_at is not None else 0.0
         self.estimator.done(name, wall, spent)
         self.begun_at = None
-        return format_eta(self.estimator.seconds_left()) if self.estimator.left else ""
+        eta = format_eta(self.estimator.seconds_left()) if self.estimator.left else ""
+        return "  ".join(part for part in (eta, wall_and_timed(wall, spent)) if part)
 
     def finish(self) -> None:
         """After the worker is gone: the last merge, then the journal folded into the snapshot."""
@@ -102,6 +104,13 @@ class ProgressCache:
         return {"cached_before": dict(self.cached_before), "timed": dict(self.timed),
                 "timed_s": {k: round(v, 1) for k, v in self.timed_s.items()}}
 
+
+def wall_and_timed(wall_s: float, spent: dict) -> str:
+    """'(4.1 s; timed now original 2.9 s, cudnn 0.8 s)': a scenario's wall time and the seconds each baseline or
+    anchor timed afresh took in it; the rest is the candidate's build share, verification, timing and references.
+    A killed run's log says from these where its time went (scripts/coldrun.py reads them back: TIMED_NOW)."""
+    timed = ", ".join(f"{role} {seconds:.1f} s" for role, seconds in spent.items())
+    return f"({wall_s:.1f} s" + (f"; timed now {timed})" if timed else ")")
 
 
 def summary_line(summary: dict) -> str:

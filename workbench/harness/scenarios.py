@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import math
+import os
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -168,8 +170,17 @@ def decode_utf8(data: bytes, path: str | Path, what: str = "file") -> str:
 
 
 def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20, what: str = "file") -> str:
-    """A text file's contents, or `error` naming the first byte that is not UTF-8 (or a file too large)."""
-    with open(path, "rb") as handle:
+    """A regular file's text, or `error` naming the first byte that is not UTF-8 (or a file too large). A FIFO,
+    a device or /dev/stdin is refused before it is read (opened without blocking), so no suite can hang a check."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise error(f"{path}: not a regular file (a FIFO, device or socket); pass a CSV file")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise error(f"{path}: cannot read it: {err.strerror}; pass a readable {what} file") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):       # swapped in after the first look
+            raise error(f"{path}: not a regular file (a FIFO, device or socket); pass a CSV file")
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise error(f"{path}: larger than {limit >> 20} MiB; is this the right file?")
@@ -183,16 +194,29 @@ def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None, 
     """The scenarios of a suite; `warn` is told about columns the suite format does not know (they are
     ignored: most often a misspelt optional column). `problem`: the definition (problems.load) whose suite
     format applies (default attention's)."""
+    try:
+        path = resolve_suite_path(suite, _definition(problem))
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as err:          # a name longer than the system allows, a path through a file
+        raise SuiteError(f"suite {str(suite)[:80]!r}: {err.strerror}; pass a CSV path or one of: "
+                         f"{suite_names(problem)}") from None
+    if not exists:
+        raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {suite_names(problem)}")
+    if is_dir:
+        raise SuiteError(f"{path}: is a directory; pass a suite CSV file or one of the suite names")
+    return parse_suite(read_utf8(path, SuiteError, what="suite"), path, warn, problem)
+
+
+def suite_names(problem=None) -> str:
+    """The named suites (of `problem`, default attention's), as a refusal lists them."""
+    return ", ".join(sorted(p.stem for p in _suites_dir(_definition(problem)).glob("*.csv"))) or "(none found)"
+
+
+def parse_suite(text: str, path: str | Path, warn: Optional[Callable[[str], None]] = None, problem=None) -> list:
+    """The scenarios of a suite's text; `path` is what the messages name; `problem` as for load_suite."""
     problem = _definition(problem)
     required = REQUIRED_COLUMNS if problem is None else problem.columns
     from_row = scenario_from_row if problem is None else problem.module.scenario_from_row
-    path = resolve_suite_path(suite, problem)
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in _suites_dir(problem).glob("*.csv")))
-        raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {known}")
-    if path.is_dir():
-        raise SuiteError(f"{path}: is a directory; pass a suite CSV file or one of the suite names")
-    text = read_utf8(path, SuiteError, what="suite")
     lines = text.splitlines()
     reader = csv.DictReader(line for line in lines if not line.lstrip().startswith("#"))
     header = reader.fieldnames or []

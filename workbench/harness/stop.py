@@ -52,7 +52,9 @@ def parse_stop(expr: str, anchors=()) -> ast.Expression:
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as err:
-        raise StopExprError(f"stop expression {expr!r} is not valid: {err.msg}") from None
+        raise StopExprError(f"stop expression {expr!r} is not valid ({err.msg}); write a condition such as "
+                            f"'all_correct and geomean_vs_fa3 >= 1.0' (compare with ==, >=, <=, >, <; names: "
+                            f"{', '.join(STOP_NAMES)})") from None
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in known and node.id not in ("True", "False"):
             raise StopExprError(f"stop expression uses unknown name {node.id!r}; known: {', '.join(known)}")

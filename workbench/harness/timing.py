@@ -9,7 +9,8 @@ For one implementation on one scenario, after warm-up:
   samples   before(i) (new input contents, poisoned outputs) -> L2 flush -> graph replay -> device-wide
             synchronize -> after(i) (what the replay wrote is checked), until the standard error is small or
             the time cap is hit. How many samples, plain calls and input sets a call gets follows what it
-            costs (rep_count.py): min_reps for short calls, one or two samples on one input set for long ones.
+            costs (rep_count.py): min_reps for short calls, one or two samples on one input set for long ones,
+            whose graph is uploaded without a run (the first replay of a short call's graph is its upload).
 The figure (`graph_replay`) is the time between the in-graph events: from the first to the last GPU work the
 call enqueues, less the tare: what the same event pair reads with nothing between them (measured once per
 timer on an empty captured graph, ~1.25 us on the H200; `Timer.tare_us`), the instrument's own zero offset.
@@ -38,9 +39,9 @@ from typing import Callable, Optional
 import torch
 
 from workbench.harness import rep_count
-from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line
+from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line, upload
 from workbench.harness.result import Stats
-from workbench.harness.timing_proof import pattern_samples, profiled_sample
+from workbench.harness.timing_proof import PATTERN_REPS, pattern_samples, profiled_sample
 
 # Part of every timing-cache key: figures measured before device timing (events around the Python call)
 # are never mixed with these. Bump it whenever what a timed figure means changes.
@@ -67,6 +68,7 @@ class TimingConfig:
     delay_max_us: float = 5000.0       # ... and at most this (1.5x call_us + 100 us in between)
     prime_below_us: float = 1000.0     # prime (time(prime=True)) only calls that read shorter than this
     profile_samples: int = 0           # replays also profiled (torch.profiler) after the samples: the proof only
+    rules: str = rep_count.COST_SIZED  # how many calls: cost-sized (issue 24) or the fixed rules before it (A/B)
 
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
@@ -236,6 +238,23 @@ class Timer:
             self.cycles_per_us = self._sleep_rate(1 << 21)
         return self.cycles_per_us
 
+    def _uploaded_quietly(self, graphs: list, call_us: float) -> bool:
+        """A long call's graph uploaded without running it (graph_capture.upload; nothing to upload on the CPU),
+        so its plain call, not an untimed replay, is the witness of the first sample (rep_count.enough_samples):
+        the original's ~12 ms-3.7 s calls on `full` cost one execution less each (33 s a cold run). A short
+        call keeps its untimed upload replay: there the first replay's own costs are a share of the reading."""
+        if not rep_count.is_long(call_us, self.cfg) or self.cfg.rules != rep_count.COST_SIZED:
+            return False
+        return all(upload(g) for g in graphs) if self.cuda else True
+
+    def checked_launches_at_most(self, n_sets: int) -> int:
+        """How many times time() can call after(i): every plain call, upload, sample, profiled replay and the
+        proof's checked pattern (worker.py sizes the buffers of the rows it keeps by it, timed_rows.py)."""
+        cfg = self.cfg
+        patterns = PATTERN_REPS if cfg.profile_samples else 0
+        return (max(0, cfg.warmup) + max(1, cfg.call_samples) + max(1, n_sets) + max(1, cfg.max_reps)
+                + max(0, cfg.profile_samples) + patterns)
+
     # ---- the whole measurement ---------------------------------------------------------------------------
     def time(self, launch: Callable[[int], object], before: Optional[Callable[[int], None]] = None,
              n_sets: Optional[int] = None, after: Optional[Callable[[int], None]] = None,
@@ -272,11 +291,11 @@ class Timer:
             after(i)
             return us
 
-        if rep_count.is_long(warm_call_us, cfg):
+        if rep_count.is_long(warm_call_us, cfg) and cfg.rules == rep_count.COST_SIZED:
             calls = [warm_call_us]            # warm already, and long: that call is the call_us sample
         else:
             warm: list[float] = []            # a slow kernel is warm after one call; don't pay for more
-            while rep_count.more_plain_calls(warm, cfg.warmup, cfg):
+            while rep_count.more_plain_calls(warm, cfg.warmup, cfg, warm_up=True):
                 warm.append(plain(len(warm) % n_sets))
             calls = []
             while rep_count.more_plain_calls(calls, max(1, cfg.call_samples), cfg):
@@ -298,7 +317,10 @@ class Timer:
             sample = lambda i: self._delayed_sample(launch, i, delay_us)
 
         uploads = []
-        for i in range(n_sets):     # untimed: the first replay of a graph uploads it
+        if graphs and self._uploaded_quietly(graphs, call_us):
+            uploads = [call_us]     # the plain call is the witness: one execution less of a long call
+        self.last["witness"] = "plain call" if uploads else "upload replay"
+        for i in range(n_sets if not uploads else 0):     # untimed: the first replay of a graph uploads it
             before(i)
             uploads.append(sample(i))
             after(i)

@@ -14,6 +14,7 @@ import torch
 
 PROFILE_ENV = "WORKBENCH_TIMING_PROFILE"   # how many replays to profile next to the samples (device-time proof)
 MAX_PROFILE_SAMPLES = 20
+PATTERN_REPS = 6       # replays per pattern of pattern_samples (one after(i) each in its 'checked' pattern)
 
 
 def profile_samples_from_env(environ: dict) -> int:
@@ -49,7 +50,7 @@ def profiled_sample(timer, graph, launch, i: int) -> Optional[float]:
     return sum(us for _, us in spans) if spans else None
 
 
-def pattern_samples(sample, before, after, n_sets: int, reps: int = 6) -> dict:
+def pattern_samples(sample, before, after, n_sets: int, reps: int = PATTERN_REPS) -> dict:
     """The proof's diagnosis (profile mode only): the same graphs replayed in other patterns than the timed
     one, medians in us. 'bare' replays see old contents and unpoisoned outputs: a figure to compare, never
     a timing."""

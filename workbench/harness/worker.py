@@ -27,11 +27,12 @@ from pathlib import Path
 
 import torch
 
-from workbench.harness import own_kernels
+from workbench.harness import own_kernels, rep_count
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
+from workbench.harness.timed_rows import TimedRows
 from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_proof import profile_samples_from_env
 from workbench.harness.warm_scenario import warm_scenario
@@ -135,17 +136,18 @@ class ScenarioRun:
         calls, or enqueues cheaper work while it is being captured into a CUDA graph, fails here.
 
         The comparison runs after the samples, not between them: right after each launch only the sampled rows
-        of what it wrote are copied aside (before anything else runs that could touch them); the reference is
-        computed at the end from the same contents, regenerated from their seed (so a launch that rewrote its
-        inputs is judged on the inputs it was given). An fp32 reference between two samples made the next one
-        read ~4.5 us slower on the H200 (timing.Timer.time)."""
+        of what it wrote are copied aside on the device, into buffers allocated before the first launch
+        (timed_rows.py: no host transfer, no allocation between samples); the reference is computed at the end
+        from the same contents, regenerated from their seed (so a launch that rewrote its inputs is judged on the
+        inputs it was given). An fp32 reference between two samples made the next one read ~4.5 us slower on the
+        H200 (timing.Timer.time), and so did a host-to-device copy with fresh tensors (timed_rows.py)."""
         judge = self.judge
         outs = [judge.Outputs(s, self.device, 16) for _ in sets]
         tol = self.problem.tolerances
-        rng = torch.Generator().manual_seed(self.fresh_seed + 1)
         counter = iter(range(10**9))
         seed_of = [None] * len(sets)    # the seed of each set's current contents
-        written: list[tuple[int, torch.Tensor, tuple]] = []   # (seed, rows, those rows of each output)
+        kept = TimedRows(s, self.device, tol.original_rows, self.timer.checked_launches_at_most(len(sets)),
+                         seed=self.fresh_seed + 1, judge=judge, like=outs[0].tensors) if check_outputs else None
 
         def before(i: int) -> None:
             if check_outputs:
@@ -154,30 +156,30 @@ class ScenarioRun:
             outs[i].poison()
 
         def after(i: int) -> None:
-            if check_outputs:
-                rows = judge.sample_rows(s, tol, tol.original_rows, rng).to(outs[i].tensors[0].device)
-                written.append((seed_of[i], rows, judge.take_rows(outs[i].tensors, rows)))
+            if kept is not None:
+                kept.keep(seed_of[i], *outs[i].tensors)
 
         args = [out.tensors for out in outs]      # resolved once: the timed call is the kernel's own
         stats = self.timer.time(lambda i: kernel(sets[i], *args[i], s), before=before,
-                                n_sets=len(sets), after=after, prime=check_outputs, warm_call_us=warm_call_us)
+                                n_sets=len(sets), after=after if check_outputs else None, prime=check_outputs,
+                                warm_call_us=warm_call_us)
         del outs, args
-        return stats, self._first_wrong_launch(s, written)
+        return stats, self._first_wrong_launch(s, kept)
 
-    def _first_wrong_launch(self, s: Scenario, written: list) -> str:
+    def _first_wrong_launch(self, s: Scenario, kept: TimedRows | None) -> str:
         """'' when every saved launch matches the fp32 reference of the contents it was given, else a line."""
-        if not written:
+        if not kept:
             return ""
         tol, judge = self.problem.tolerances, self.judge
         rel_bound, max_bound = judge.bounds(tol, s)
         x = judge.Inputs.allocate(s, self.device)
-        for k, (seed, rows, saved) in enumerate(written):
+        for k, (seed, rows, *saved) in enumerate(kept.launches()):
             x.fill(seed)
             ref = reference(s, x, rows, judge)
             here = torch.arange(len(rows), device=saved[0].device)
-            errs = judge.errors(saved, dataclasses.replace(ref, rows=here), s)
+            errs = judge.errors(tuple(saved), dataclasses.replace(ref, rows=here), s)
             if not (errs.rel_l2 <= rel_bound and errs.max_abs <= max_bound):
-                return (f"a timed launch (new inputs, verification passed; launch {k + 1} of {len(written)}) has "
+                return (f"a timed launch (new inputs, verification passed; launch {k + 1} of {len(kept)}) has "
                         f"rel L2 {errs.rel_l2:.2e}")
         return ""
 
@@ -315,6 +317,9 @@ def main() -> int:
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
     cache.on_stage = lambda: emit("cached")     # staged: the parent merges it now (staged_cache.py)
     problem.timing.profile_samples = profile_samples_from_env(os.environ)   # check() validated it already
+    problem.timing.rules = rep_count.rules_from_env(os.environ)             # so did it this
+    if problem.timing.rules != rep_count.COST_SIZED:
+        versions["timing_rules"] = problem.timing.rules        # an A/B of the proof says which rules it ran
     timer = Timer(device, problem.timing)
     scenarios = [problem.definition.scenario(r) for r in job["scenarios"]]
     BaselineRole(job, problem.tolerances, cache, None, device, problem.judge).preload_rows(scenarios)

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from workbench.arguments import Parser
-from workbench.harness.paths import REPO_ROOT
+from workbench.harness.paths import HOME, QUESTION_BANK
 
-DEFAULT_BANK = REPO_ROOT / "question_bank.csv"
-DEFAULT_TRACE_ROOTS = (REPO_ROOT / "data" / "traces", REPO_ROOT / "campaigns")
+DEFAULT_BANK = QUESTION_BANK                 # the home's (harness/paths.py: a checkout, $WORKBENCH_HOME or the wheel)
+DEFAULT_TRACE_ROOTS = (HOME / "data" / "traces", HOME / "campaigns")
 COLUMNS = ("id", "text", "trigger", "layer", "source", "notes")
 TRIGGERS = ("stall", "claim", "suspicious", "any")
 LAYERS = ("measurement", "algorithm", "parallelism", "memory", "tensor-core/instructions", "pipelining",
@@ -83,7 +83,7 @@ def load_bank(path: str | Path = DEFAULT_BANK, warn=None) -> list[Question]:
         q = Question(**{c: (row.get(c) or "").strip() for c in COLUMNS})
         problem = validate(q)
         if problem:
-            raise BankError(f"{path}:{line}: {problem}")
+            raise BankError(f"{path}:{line}: {problem}; fix or remove that row")
         questions.append(q)
     ids = [q.id for q in questions]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
@@ -197,14 +197,26 @@ def bank_main(argv: list[str] | None = None) -> int:
         print(f"{len(shown)} of {len(bank)} questions")
         return 0
     if args.command == "add":
-        q = Question(id=next_id(bank), text=args.text.strip(), trigger=args.trigger, layer=args.layer,
-                     source="seed", notes=args.notes)
+        q = Question(id=next_id(bank), text=" ".join(args.text.split()), trigger=args.trigger, layer=args.layer,
+                     source="seed", notes=args.notes.strip())
+        if not normalise(q.text):        # nothing a person could read: the bank would refuse it on every load
+            print('workbench bank: add: the question is empty; give its text, e.g. workbench bank add "Is the '
+                  'softmax rescale on the critical path?" --layer algorithm', file=sys.stderr)
+            return 2
         if normalise(q.text) in {normalise(b.text) for b in bank}:
-            print("workbench bank: that question is already in the bank", file=sys.stderr)
-            return 1
+            print("workbench bank: add: that question is already in the bank (`workbench bank list` shows it); "
+                  "nothing was added", file=sys.stderr)
+            return 2
         save_bank(bank + [q], args.bank)
         print(f"added {q.id} ({q.trigger}, {q.layer})")
         return 0
+    if args.traces:
+        from workbench import validate
+        try:
+            validate.input_dirs(args.traces, "--traces", "trace root or campaigns folder")
+        except ValueError as err:
+            print(f"workbench bank: promote: {err}", file=sys.stderr)
+            return 2
     candidates = promotion_candidates(bank, args.traces or DEFAULT_TRACE_ROOTS)
     if not candidates:
         print(f"no person's question was asked in {PROMOTE_MIN_SESSIONS} or more sessions (and is not in the bank)")

@@ -3,7 +3,8 @@
 Checked at every turn boundary, after the turn's tool results are in (`question_at_boundary`: the one decision
 the built-in loop and an external agent's campaign, campaign_service.py, both make):
   * suspicious: a new best that jumps more than 1.5x over the previous best, a harness suspicion flag, or
-    TFLOP/s near the measured ceiling (evaluated on the runs of this turn);
+    TFLOP/s near the measured ceiling on a shape where the candidate beats every anchor (harness/flags.py;
+    evaluated on the runs of this turn);
   * claim: the agent says it is done, optimal or at a hardware limit, or ends its turn while the stop
     condition does not hold (rule-based, `detect_claim`), or states a claim outright (an external agent's
     `claim` argument); saying "done" never ends a campaign;
@@ -23,6 +24,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
+from workbench.harness.flags import faster_than_best_anchor
 from workbench.questions.bank import Question
 
 MODES = ("tools_only", "bank", "human", "hybrid")
@@ -133,7 +135,9 @@ class Policy:
         flags = [f for f in (result.flags or []) if f.split(":")[0] not in BENIGN_FLAGS]
         if flags:
             st.pending_suspicion.append(f"harness flag(s): {', '.join(dict.fromkeys(flags))}")
-        top = max((r.tflops for r in result.rows if r.tflops and r.status == "passed"), default=0.0)
+        # the rows the harness's near_ceiling rule would count: faster than every anchor on their shape
+        top = max((r.tflops for r in result.rows if r.tflops and r.status == "passed"
+                   and faster_than_best_anchor(r)), default=0.0)
         if top >= cfg.near_ceiling_fraction * cfg.ceiling_tflops:
             st.pending_suspicion.append(f"{top:.0f} TFLOP/s is within {1 - cfg.near_ceiling_fraction:.0%} "
                                         f"of the measured ceiling ({cfg.ceiling_tflops:.0f})")

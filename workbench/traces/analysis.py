@@ -226,6 +226,12 @@ def _scalar_rate(num, den) -> float:
     return num / den if den else float("nan")
 
 
+def _is_gain(geomean: float, best: float, threshold: float) -> bool:
+    """geomean is at least (1 + threshold) x best, multiplied out: a best of 0 (a run that timed nothing, a
+    hand-made trace) makes any better run a gain instead of a division by zero."""
+    return geomean >= best * (1.0 + threshold - 1e-9) and (best > 0 or geomean > best)
+
+
 def _gains(runs: pd.DataFrame, steering: pd.DataFrame, call_starts, call_index, threshold: float):
     runs = runs.copy()
     has_fa3 = runs.groupby("session_id")["geomean_vs_fa3"].transform(lambda s: s.notna().any())
@@ -247,7 +253,7 @@ def _gains(runs: pd.DataFrame, steering: pd.DataFrame, call_starts, call_index, 
         for row in group.itertuples():
             is_gain, previous_best = False, best
             if row.scored:
-                if best is not None and row.geomean / best - 1.0 >= threshold - 1e-9:
+                if best is not None and _is_gain(row.geomean, best, threshold):
                     is_gain = True
                 best = row.geomean if best is None else max(best, row.geomean)
             best_col.append(best)
@@ -263,7 +269,7 @@ def _gains(runs: pd.DataFrame, steering: pd.DataFrame, call_starts, call_index, 
             events.append(dict(
                 session_id=sid, eval_id=row.eval_id, ts_us=row.ts_us, tool_index=row.tool_index,
                 metric=row.metric, previous_best=previous_best, geomean=row.geomean,
-                gain_pct=100.0 * (row.geomean / previous_best - 1.0),
+                gain_pct=100.0 * (row.geomean / previous_best - 1.0) if previous_best > 0 else float("nan"),
                 preceded_by=msg["cls"] if msg is not None else "nothing",
                 message_id=msg["id"] if msg is not None else None,
                 message_text=msg["text"] if msg is not None else None,

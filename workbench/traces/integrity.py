@@ -23,6 +23,8 @@ def row_counts(root: str | Path, table: str) -> dict[str, int]:
     for directory in session_dirs(root, table):
         total = 0
         for part in live_parts(directory):
+            if not part.is_file():     # a FIFO would block the count (views.readable_parts names it)
+                continue
             try:
                 total += pq.ParquetFile(part).metadata.num_rows
             except Exception:          # a torn file: count it as missing rows

@@ -21,10 +21,11 @@ import pandas as pd
 
 from workbench import plots, validate
 from workbench.arguments import Parser, UsageError, fraction, refuse
+from workbench.redaction import redact
 from workbench.traces import analysis as an
 from workbench.traces import edits, rules, sources
 from workbench.traces.integrity import session_warnings
-from workbench.traces.report_html import CSS, card, img, pct, rules_html, table, version
+from workbench.traces.report_html import CSS, card, img, pct, redact_page, rules_html, table, version
 from workbench.traces.writer import write_text_durable
 
 EVOLUTION_ARMS = ("evolve",)        # sessions whose x axis is the evaluation's number, not tool calls
@@ -37,9 +38,10 @@ class ReportError(ValueError):
 def _footer(a: an.Analysis, roots, kind: str) -> str:
     gpus = ", ".join(a.overall.get("gpus") or []) or "not recorded"
     counts = ", ".join(f"{k} ×{v}" for k, v in a.sessions["source"].fillna("?").value_counts().items())
-    return (f"{sources.KIND_TITLES[kind].lower()} from {', '.join(str(r) for r in roots)} ({counts}) · GPU: {gpus}"
+    text = (f"{sources.KIND_TITLES[kind].lower()} from {', '.join(str(r) for r in roots)} ({counts}) · GPU: {gpus}"
             f" · dtype: bf16 · speedup: harness geomean of per-scenario median-time ratios as recorded · workbench "
             f"{version('workbench')}, duckdb {version('duckdb')}, matplotlib {version('matplotlib')}")
+    return redact(text)         # drawn into every figure: a root's name never reaches the pixels
 
 
 def _provenance(a: an.Analysis, kind: str, notes: pd.DataFrame) -> str:
@@ -304,7 +306,7 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
             f"<body><main>{''.join(page_parts)}</main></body></html>")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_durable(out, page)          # a kill leaves the previous report, never a torn one
+    write_text_durable(out, redact_page(page))          # a kill leaves the previous report, never a torn one
     return out
 
 
@@ -322,6 +324,7 @@ def report_main(argv: list[str] | None = None) -> int:
         print(f"workbench report: [{time.perf_counter() - t0:5.1f} s] {msg}", file=sys.stderr, flush=True)
 
     try:
+        validate.input_dirs(args.traces, "traces")      # a file named here is told apart
         validate.output_file(args.out, "-o/--out")
         out = build_report(args.traces, args.out, args.threshold, args.title, progress=say)
     except (an.TraceError, UsageError) as err:

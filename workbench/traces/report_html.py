@@ -12,6 +12,7 @@ from importlib import metadata
 import pandas as pd
 
 from workbench import plots
+from workbench.redaction import redact
 from workbench.traces.sources import KIND_TITLES
 
 MAX_TABLE_ROWS = 200        # longer tables show their first rows and say how many were left out
@@ -118,6 +119,21 @@ def table(df: pd.DataFrame, columns: dict | None = None, limit: int = MAX_TABLE_
         parts.append(f"<details><summary>{len(hidden):,} {html.escape(folded)}</summary>"
                      f"{rows_html(hidden.head(limit), columns)}</details>")
     return "".join(parts)
+
+
+IMAGE_DATA = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]*")
+
+
+def redact_page(page: str) -> str:
+    """The page with every secret redacted outside its inlined images (whose base64 is not text, and could
+    look like a key by chance): the title, the trace roots' names and the warnings come from the command line
+    and the file system, not from the redacted traces."""
+    out, pos = [], 0
+    for m in IMAGE_DATA.finditer(page):
+        out += [redact(page[pos:m.start()]), m.group(0)]
+        pos = m.end()
+    out.append(redact(page[pos:]))
+    return "".join(out)
 
 
 def img(fig, alt: str) -> str:

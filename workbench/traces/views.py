@@ -30,6 +30,10 @@ def readable_parts(roots, table: str, warn=None) -> list[str]:
     files = []
     for root in roots:
         for path in table_files(root, table):
+            if not path.is_file():          # a FIFO named part-*.parquet would block the report
+                if warn:
+                    warn(f"{path}: skipped, not a regular file; delete it or re-import its session")
+                continue
             try:
                 pq.ParquetFile(path).close()
             except Exception as err:         # pyarrow raises several types for a damaged footer

@@ -17,7 +17,9 @@ from workbench.arguments import Parser, UsageError, refuse
 from workbench.locks import LockHeld
 from workbench.traces.importers.claude_code import import_claude_code
 from workbench.traces.importers.codex import import_codex
-from workbench.traces.importers.common import MALFORMED_SHOWN, ImportedSession, parse_json_line, write_session
+from workbench.traces.importers.common import (MALFORMED_SHOWN, ImportedSession, file_kind, open_transcript,
+                                               parse_json_line, write_session)
+from workbench.traces.writer import SessionTaken
 from workbench.traces.importers.workbench import find_trace_roots, import_workbench
 
 FORMATS = ("claude_code", "codex", "workbench")
@@ -30,7 +32,7 @@ __all__ = ["import_main", "import_paths", "sniff", "import_claude_code", "import
 def sniff(path: Path) -> str | None:
     """claude_code, codex or None, from the first parseable lines of a JSONL file."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open_transcript(path) as handle:
             for _, raw in zip(range(SNIFF_LINES), handle):
                 obj, why = parse_json_line(raw)
                 if why:
@@ -57,10 +59,16 @@ def collect(paths: list[Path], fmt: str = "auto") -> tuple[dict, list[str]]:
         if path.is_dir() and fmt in ("auto", "workbench") and find_trace_roots(path):
             found["workbench"].append(path)
             continue
+        if not path.is_dir() and not path.is_file():
+            problems.append(f"{path}: {file_kind(path.stat().st_mode)}, not a transcript file; skipped")
+            continue
         files = [path] if path.is_file() else sorted(path.rglob("*.jsonl"))
         if not files:
             problems.append(f"{path}: no *.jsonl transcripts and no campaign traces found")
         for file in files:
+            if not file.is_file():          # a FIFO would block the import, a device never end
+                problems.append(f"{file}: {file_kind(file.stat().st_mode)}, not a transcript file; skipped")
+                continue
             kind = fmt if fmt != "auto" else sniff(file)
             if kind is None:
                 problems.append(f"{file}: not a Claude Code or Codex transcript (pass --format to force one)")
@@ -72,10 +80,10 @@ def collect(paths: list[Path], fmt: str = "auto") -> tuple[dict, list[str]]:
 def import_paths(paths, out, fmt: str = "auto", arm: str | None = None, campaign_id: str | None = None,
                  log=None) -> list[ImportedSession]:
     """Import every transcript under paths into the trace root `out`; returns the imported sessions."""
+    log = log or (lambda _line: None)
     found, problems = collect([Path(p) for p in paths], fmt)
     for problem in problems:
-        if log:
-            log(problem)
+        log(problem)
     out = Path(out)
     imported = []
     for kind, files in found.items():
@@ -84,16 +92,27 @@ def import_paths(paths, out, fmt: str = "auto", arm: str | None = None, campaign
         if kind == "workbench":
             same = [f for f in files if out.resolve() in [r.resolve() for r in find_trace_roots(f)]]
             for f in same:
-                if log:
-                    log(f"{f}: already the output trace root; skipped")
+                log(f"{f}: already the output trace root; skipped")
             files = [f for f in files if f not in same]
         for session in IMPORTERS[kind](files, arm=arm, campaign_id=campaign_id):
-            if not any(session.tables.get(t) for t in ("messages", "tool_calls", "evaluations")):
-                if log:         # e.g. --format forced on a file of another kind: an empty session is no import
-                    log(f"{', '.join(str(f) for f in session.tally.files) or kind}: no {kind} record in it "
-                        f"({len(session.tally.malformed)} malformed lines); nothing written")
+            named = ", ".join(str(f) for f in session.tally.files) or kind
+            if session.tally.error:
+                log(f"{named}: not imported: {session.tally.error}")
                 continue
-            write_session(out, session)
+            if not any(session.tables.get(t) for t in ("messages", "tool_calls", "evaluations")):
+                # e.g. --format forced on a file of another kind: an empty session is no import
+                why = f"; {session.tally.malformed[0][2]}" if session.tally.malformed else ""
+                log(f"{named}: no {kind} record in it ({len(session.tally.malformed)} malformed lines{why}); "
+                    "nothing written")
+                continue
+            asked = session.session_id
+            try:
+                write_session(out, session)
+            except SessionTaken as err:
+                log(f"{named}: not imported: {err}")
+                continue
+            if session.session_id != asked:
+                log(f"{named}: session id {asked} is another session's in {out}; imported as {session.session_id}")
             imported.append(session)
     return imported
 
@@ -138,6 +157,10 @@ def import_main(argv: list[str] | None = None) -> int:
               + f"; {t.harness_sightings} harness result(s) in tool output, {t.harness_seen_again} of them a run "
                 "seen before")
         malformed += t.malformed
+        if t.bad_times:
+            file, line, value = t.bad_times[0]
+            log(f"{s.session_id}: {len(t.bad_times)} timestamp(s) are not times (first {file}:{line}: {value}); "
+                "those lines keep their place in the file and get no time of their own")
     for file, line, reason in malformed[:MALFORMED_SHOWN]:
         log(f"malformed line skipped: {file}:{line}: {reason}")
     if len(malformed) > MALFORMED_SHOWN:

@@ -25,8 +25,10 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, head, parse_ts, price,
-                                               read_jsonl, safe_session_id)
+from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, failed_session, head,
+                                               price, read_jsonl, safe_session_id)
+from workbench.traces.importers.values import bad_time, count, parse_ts, text, text_id
+from workbench.traces.importers.values import number as finite
 from workbench.traces.importers.injected import IMAGE_WITHOUT_TEXT, META_LINE, split_injected
 
 REJECTED = "The user doesn't want to proceed with this tool use."
@@ -37,8 +39,24 @@ SYNTHETIC_MODEL = "<synthetic>"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)     # sort key for lines before any timestamp
 
 
+ID_FIELDS = ("uuid", "parentUuid", "sessionId", "requestId")
+
+
+def _problem(obj: dict) -> str:
+    """What makes a line unusable ("" for none); ids are made strings on the way (a number is an id too)."""
+    for name in ID_FIELDS:
+        if obj.get(name) is not None:
+            value = text_id(obj[name])
+            if value is None:
+                return f"{name} is not a string"
+            obj[name] = value
+    if not isinstance(obj.get("type"), (str, type(None))):
+        return "type is not a string"
+    return ""
+
+
 def _read(path: Path, tally: ImportTally) -> list[tuple[int, dict]]:
-    return read_jsonl(path, tally, lambda obj: "")
+    return read_jsonl(path, tally, _problem)
 
 
 def _group_files(per_file: dict[Path, list]) -> list[list[Path]]:
@@ -81,9 +99,9 @@ def _result_text(block: dict) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [c.get("text", "") if isinstance(c, dict) else str(c) for c in content]
+        parts = [text(c.get("text", "")) if isinstance(c, dict) else text(c) for c in content]
         return "\n".join(p for p in parts if p)
-    return "" if content is None else json.dumps(content)
+    return "" if content is None else text(content)
 
 
 def _rejection_reason(output: str) -> str | None:
@@ -112,33 +130,34 @@ def _block_rows(obj: dict, message: dict, base: dict, usage_row: dict, tally: Im
     rows, humans, images, extra = [], 0, 0, []
     blocks = _blocks(message)
     for index, block in enumerate(blocks):
-        btype = block.get("type") or "unknown"
+        btype = block.get("type") if isinstance(block.get("type"), str) and block.get("type") else "unknown"
         row = dict(base, block_index=index, block_type=btype, is_human=False, **(usage_row if index == 0 else {}))
         if btype == "text":
-            row["text"] = block.get("text")
+            row["text"] = text(block.get("text"))
             if person:
-                row["is_human"], row["text"] = _user_text(obj, block.get("text"), tally)
+                row["is_human"], row["text"] = _user_text(obj, row["text"], tally)
                 humans += row["is_human"]
         elif btype == "thinking":
-            row["text"] = block.get("thinking")
+            row["text"] = text(block.get("thinking"))
         elif btype == "image":
             images += 1
         elif btype == "tool_use":
-            row.update(text=head(json.dumps(block.get("input"), ensure_ascii=False)), tool_use_id=block.get("id"),
-                       tool_name=block.get("name"))
-            calls[block.get("id")] = dict(call_id=block.get("id"), turn=turn, tool_name=block.get("name"),
-                                          input_json=json.dumps(block.get("input"), ensure_ascii=False),
-                                          started_at=ts, source_file=file, source_line=number)
+            call_id, name = text_id(block.get("id")), text_id(block.get("name"))
+            input_json = json.dumps(block.get("input"), ensure_ascii=False)
+            row.update(text=head(input_json), tool_use_id=call_id, tool_name=name)
+            calls[call_id] = dict(call_id=call_id, turn=turn, tool_name=name, input_json=input_json, started_at=ts,
+                                  source_file=file, source_line=number)
         elif btype == "tool_result":
             output = _result_text(block)
-            row.update(text=head(output), tool_use_id=block.get("tool_use_id"))
-            results.append((block.get("tool_use_id"), output, bool(block.get("is_error")), ts, file, number))
+            result_id = text_id(block.get("tool_use_id"))
+            row.update(text=head(output), tool_use_id=result_id)
+            results.append((result_id, output, bool(block.get("is_error")), ts, file, number))
             reason = _rejection_reason(output) if person and block.get("is_error") else None
             typed, kinds = split_injected(reason, "claude_code") if reason else ("", [])
             tally.skip(kinds[:1])
             if typed.strip():
                 extra.append(dict(base, block_index=len(blocks) + len(extra), block_type="text", is_human=True,
-                                  text=typed.strip(), tool_use_id=block.get("tool_use_id")))
+                                  text=typed.strip(), tool_use_id=result_id))
         rows.append(row)
     if person and images and not humans and not obj.get("isMeta"):
         tally.skip([IMAGE_WITHOUT_TEXT] * images)
@@ -149,7 +168,7 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
                    campaign_id: str | None = None) -> ImportedSession:
     # order files by their first timestamp (the original before its resumptions), then by name
     def first_ts(path):
-        stamps = [parse_ts(o.get("timestamp")) for _, o in records_by_file[path] if o.get("timestamp")]
+        stamps = [parse_ts(o.get("timestamp")) for _, o in records_by_file[path]]
         stamps = [s for s in stamps if s is not None]
         return (min(stamps).isoformat() if stamps else "~", str(path))
 
@@ -170,14 +189,15 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
             if obj.get("type") in NO_ROW_TYPES or not uuid:
                 tally.ignored_lines += 1
                 continue
+            if bad_time(obj.get("timestamp")):
+                tally.bad_time(path, number, obj.get("timestamp"))
             ts = parse_ts(obj.get("timestamp")) or last_ts
             last_ts = ts
             records.append((ts, rank, number, str(path), obj))
     records.sort(key=lambda r: (r[0] or EPOCH, r[1], r[2]))
 
-    session_id = next((o.get("sessionId") for *_, o in records if o.get("sessionId")), None) \
-        or paths[0].stem
-    session_id = safe_session_id(session_id)
+    raw_id = next((o.get("sessionId") for *_, o in records if o.get("sessionId")), None) or paths[0].stem
+    session_id = safe_session_id(raw_id)
 
     # usage: one entry per (message.id, requestId), the largest output count wins, written on the first line
     best_usage, first_uuid, cost_field, usage_lines = {}, {}, {}, 0
@@ -187,11 +207,11 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         if obj.get("type") != "assistant" or not isinstance(usage, dict):
             continue
         usage_lines += 1
-        key = (message.get("id") or obj["uuid"], obj.get("requestId"))
+        key = (text_id(message.get("id")) or obj["uuid"], obj.get("requestId"))
         first_uuid.setdefault(key, obj["uuid"])
-        if key not in best_usage or (usage.get("output_tokens") or 0) > (best_usage[key].get("output_tokens") or 0):
+        if key not in best_usage or count(usage.get("output_tokens")) > count(best_usage[key].get("output_tokens")):
             best_usage[key] = usage
-            cost_field[key] = obj.get("costUSD")
+            cost_field[key] = finite(obj.get("costUSD"))
     tally.usage_duplicates = usage_lines - len(best_usage)
     usage_at = {uuid: key for key, uuid in first_uuid.items()}
 
@@ -210,9 +230,9 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         if not isinstance(message.get("content"), (str, list)):
             tally.bad(file, number, f"{kind} message content is neither text nor a list of blocks")
             continue
-        model = message.get("model") if kind == "assistant" else None
+        model = text_id(message.get("model")) if kind == "assistant" else None
         if kind == "assistant":
-            key = (message.get("id") or obj["uuid"], obj.get("requestId"))
+            key = (text_id(message.get("id")) or obj["uuid"], obj.get("requestId"))
             if key not in turn_keys:
                 turn_keys.add(key)
                 turn += 1
@@ -222,18 +242,18 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         if obj["uuid"] in usage_at:
             key = usage_at[obj["uuid"]]
             usage = best_usage[key]
-            tokens = dict(input_tokens=int(usage.get("input_tokens") or 0),
-                          output_tokens=int(usage.get("output_tokens") or 0),
-                          cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
-                          cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0))
+            tokens = dict(input_tokens=count(usage.get("input_tokens")),
+                          output_tokens=count(usage.get("output_tokens")),
+                          cache_read_tokens=count(usage.get("cache_read_input_tokens")),
+                          cache_write_tokens=count(usage.get("cache_creation_input_tokens")))
             cost = cost_field.get(key)
             if cost is None:
                 cost = price(model, tokens["input_tokens"], tokens["output_tokens"], tokens["cache_read_tokens"],
                              tokens["cache_write_tokens"])
             usage_row = dict(tokens, cost_usd=cost)
         base = dict(session_id=session_id, message_id=obj["uuid"], parent_id=obj.get("parentUuid"), turn=turn,
-                    role=message.get("role") or kind, is_sidechain=bool(obj.get("isSidechain")), text=None, ts=ts,
-                    model=model, source_file=file, source_line=number)
+                    role=text_id(message.get("role")) or kind, is_sidechain=bool(obj.get("isSidechain")), text=None,
+                    ts=ts, model=model, source_file=file, source_line=number)
         messages += _block_rows(obj, message, base, usage_row, tally, calls, results)
 
     evaluations += attach_results(results, calls, tally, session_id, error_line=0)
@@ -245,15 +265,15 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         call.update(session_id=session_id, tool_index=index)
 
     stamps = [r[0] for r in records if r[0] is not None]
-    cwd = next((o.get("cwd") for *_, o in records if o.get("cwd")), None)
-    version = next((o.get("version") for *_, o in records if o.get("version")), None)
+    cwd = next((text(o.get("cwd")) for *_, o in records if o.get("cwd")), None)
+    version = next((text(o.get("version")) for *_, o in records if o.get("version")), None)
     session = dict(session_id=session_id, source="claude_code", source_file=";".join(tally.files),
                    started_at=min(stamps) if stamps else None, ended_at=max(stamps) if stamps else None,
                    campaign_id=campaign_id, arm=arm, agent="external",
                    model=models.most_common(1)[0][0] if models else None,
                    config_json=json.dumps({"import": tally.to_dict(), "cwd": cwd, "claude_code_version": version}))
     return ImportedSession(session=session, tables={"messages": messages, "tool_calls": tool_calls,
-                                                    "evaluations": evaluations}, tally=tally)
+                                                    "evaluations": evaluations}, tally=tally, raw_id=raw_id)
 
 
 def import_claude_code(paths: list[Path], arm: str | None = None,
@@ -267,5 +287,8 @@ def import_claude_code(paths: list[Path], arm: str | None = None,
         names = {str(p) for p in group}
         tally.malformed = [m for m in read_tally.malformed if m[0] in names]
         tally.lines = sum(len(per_file[p]) for p in group) + len(tally.malformed)
-        sessions.append(import_session(group, tally, per_file, arm=arm, campaign_id=campaign_id))
+        try:
+            sessions.append(import_session(group, tally, per_file, arm=arm, campaign_id=campaign_id))
+        except Exception as err:         # a shape no rule foresaw: this session is not imported, said in one line
+            sessions.append(failed_session(group, "claude_code", err))
     return sorted(sessions, key=lambda s: s.session_id)

@@ -4,16 +4,20 @@ injects into user turns by injected.py.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
+from workbench.redaction import redact
 from workbench.traces.importers.harness_output import find_sightings
 from workbench.traces.importers.run_identity import RunMerger
+from workbench.traces.importers.values import fit_rows, parse_ts  # noqa: F401  (parse_ts: re-exported)
 from workbench.traces.schema import TABLES
-from workbench.traces.writer import replace_session
+from workbench.traces.writer import SessionTaken, replace_session
 
 OUTPUT_HEAD_CHARS = 4000        # tool output kept in tool_calls.output_text / messages.text
 MALFORMED_SHOWN = 20            # malformed lines listed by the CLI; all are counted
@@ -50,9 +54,14 @@ class ImportTally:
     injected: dict = field(default_factory=dict)    # kind -> blocks the client injected (never human; injected.py)
     harness_sightings: int = 0      # harness results found in tool output, every shape counted
     harness_seen_again: int = 0     # of those, a run already counted (read back, quoted): not a new run
+    bad_times: list = field(default_factory=list)   # (file, line, value): a timestamp that is not a time
+    error: str = ""                 # why the files could not be imported at all (failed_session)
 
     def bad(self, file, line: int, reason: str) -> None:
         self.malformed.append((str(file), line, reason))
+
+    def bad_time(self, file, line: int, value) -> None:
+        self.bad_times.append((str(file), line, repr(value)[:40]))
 
     def skip(self, kinds) -> None:
         for kind in kinds:
@@ -69,7 +78,9 @@ class ImportTally:
                 "duplicate_lines": self.duplicate_lines, "usage_duplicates": self.usage_duplicates,
                 "orphan_results": self.orphan_results, "ignored_lines": self.ignored_lines,
                 "injected_blocks": self.injected_blocks, "injected": dict(sorted(self.injected.items())),
-                "harness_sightings": self.harness_sightings, "harness_seen_again": self.harness_seen_again}
+                "harness_sightings": self.harness_sightings, "harness_seen_again": self.harness_seen_again,
+                "bad_timestamps": len(self.bad_times),
+                "bad_timestamp_lines": [f"{f}:{n}: {v}" for f, n, v in self.bad_times[:MALFORMED_SHOWN]]}
 
 
 @dataclass
@@ -77,6 +88,7 @@ class ImportedSession:
     session: dict                   # one `sessions` row
     tables: dict                    # table name -> list of row dicts
     tally: ImportTally
+    raw_id: str | None = None       # the id the transcript gives, before safe_session_id (None: the same)
 
     @property
     def session_id(self) -> str:
@@ -115,14 +127,16 @@ def json_depth(obj, limit: int) -> int:
 
 
 def parse_json_line(raw: str):
-    """(object, '') or (None, why): a malformed or hostile line is a reason, never an exception."""
+    """(object, '') or (None, why): a malformed or hostile line is a reason, never an exception. A byte-order
+    mark in front of a line (a file that starts with one, or two files concatenated) is not part of it."""
     try:
-        obj = json.loads(raw)
+        obj = json.loads(raw.lstrip("\ufeff"))
     except ValueError as err:
         return None, f"invalid JSON ({getattr(err, 'msg', err)})"
     except RecursionError:
         return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    if json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+    # a line with fewer opening brackets than the limit cannot nest deeper (the common case: no walk)
+    if raw.count("{") + raw.count("[") > MAX_JSON_DEPTH and json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     return obj, ""
 
@@ -132,7 +146,12 @@ def read_jsonl(path: Path, tally: ImportTally, problem) -> list[tuple[int, dict]
     returns "" for a good one. Bad lines (invalid or too deeply nested JSON, lines over MAX_LINE_CHARS) are
     counted in the tally, never raised."""
     records = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    try:
+        handle = open_transcript(path)
+    except OSError as err:
+        tally.bad(path, 0, f"cannot be read ({err.strerror or err})")
+        return records
+    with handle:
         for number, raw in _lines(handle, MAX_LINE_CHARS):
             if raw is None:
                 tally.lines += 1
@@ -151,23 +170,51 @@ def read_jsonl(path: Path, tally: ImportTally, problem) -> list[tuple[int, dict]
     return records
 
 
-def safe_session_id(raw: str) -> str:
-    """Session ids become directory names: keep them to a safe alphabet."""
-    cleaned = SESSION_ID_UNSAFE.sub("_", str(raw)).strip("._") or "session"
-    return cleaned[:120]
+class NotRegularFile(OSError):
+    """A FIFO, socket, device or directory where a transcript file was expected."""
 
 
-def parse_ts(value) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, (int, float)):
-        seconds = value / 1000.0 if value > 1e11 else value       # epoch ms or s
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+FILE_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+              stat.S_IFBLK: "a block device", stat.S_IFDIR: "a directory"}
+
+
+def file_kind(mode: int) -> str:
+    return FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def open_transcript(path):
+    """A transcript opened as text, decoded by its byte-order mark (UTF-8 with or without one, UTF-16). Only a
+    regular file is opened: a FIFO or a device would block the import or never end (NotRegularFile). The
+    file is opened without blocking and checked on the open descriptor, so a file swapped for a FIFO between
+    a listing and the open is refused too."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        ts = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return ts.astimezone(timezone.utc) if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(0, f"{file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        start = os.pread(fd, 4, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    encoding = "utf-16" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    return open(fd, encoding=encoding, errors="replace")
+
+
+def failed_session(files, kind: str, err: Exception) -> ImportedSession:
+    """What an importer returns for files it could not import: no rows, and the reason in one line."""
+    tally = ImportTally(files=[str(f) for f in files])
+    tally.error = f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+    return ImportedSession(session={"session_id": "", "source": kind}, tables={}, tally=tally)
+
+
+def safe_session_id(raw: str) -> str:
+    """Session ids become directory names: keep them to a safe alphabet, and never a secret (a directory's
+    name is not redacted like the rows in it): an id holding one becomes `redacted-<sha1 of it>`."""
+    cleaned = SESSION_ID_UNSAFE.sub("_", str(raw)).strip("._") or "session"
+    if redact(cleaned) != cleaned:
+        return "redacted-" + hashlib.sha1(str(raw).encode("utf-8", "replace")).hexdigest()[:16]
+    return cleaned[:120]
 
 
 def price(model: str | None, input_tokens=0, output_tokens=0, cache_read=0, cache_write=0) -> float | None:
@@ -207,15 +254,47 @@ def attach_results(results, calls: dict, tally: ImportTally, session_id: str, er
 
 
 # ---- writing -----------------------------------------------------------------------------------------
+def _owner(source, raw_id: str) -> tuple:
+    return (str(source), redact(str(raw_id)))        # as the sessions row keeps it (redacted on disk)
+
+
+def _owners(existing) -> set:
+    """(source, id in the source) of each sessions row a root holds under one id."""
+    owners = set()
+    for row in existing.to_dict("records"):
+        try:
+            config = json.loads(row.get("config_json") or "{}")
+        except ValueError:
+            config = {}
+        raw = config.get("source_session_id") if isinstance(config, dict) else None
+        owners.add(_owner(row.get("source"), raw or row.get("session_id")))
+    return owners
+
+
+def session_id_choices(imported: ImportedSession) -> list[str]:
+    """The ids a session may be written under: its own, then one made from its source and its id there (the
+    same for every import of it, so a re-import replaces its earlier copy)."""
+    sid, source = imported.session_id, imported.session.get("source")
+    digest = hashlib.sha1(f"{source}:{imported.raw_id or sid}".encode("utf-8", "replace")).hexdigest()[:8]
+    return [sid, safe_session_id(f"{sid[:100]}.{source}.{digest}")]
+
+
 def write_session(root: str | Path, imported: ImportedSession) -> dict:
     """Replace whatever the root held for this session with the imported rows; returns rows per table.
 
     The new copy is written beside the old one and swapped in (writer.replace_session), under a lock on the
     session id: a kill leaves the old or the new copy, and a parallel import of the same session is refused
     (LockHeld) instead of duplicating rows. The sessions row records how many rows each table got, so the
-    report can tell a complete session from an interrupted one."""
-    sid = imported.session_id
+    report can tell a complete session from an interrupted one.
+
+    A session replaces only itself: the same source and the same id there (`source_session_id`). When the id is
+    another session's (a transcript whose sessionId is a recorded campaign's id; `team/alpha` and `team_alpha`,
+    which make the same safe id), it is written under session_id_choices' second id, and `imported.session_id`
+    says which; SessionTaken when that one is taken too."""
+    owner = _owner(imported.session.get("source"), imported.raw_id or imported.session_id)
     tables = {t: rows for t, rows in imported.tables.items() if t != "sessions"}
+    for table, rows in tables.items():
+        fit_rows(table, rows)
     counts = {t: len(rows) for t, rows in tables.items() if rows}
     session = dict(imported.session)
     try:
@@ -224,6 +303,17 @@ def write_session(root: str | Path, imported: ImportedSession) -> dict:
         config = {}
     if isinstance(config, dict):
         config["rows_written"] = counts
+        config["source_session_id"] = owner[1]
         session["config_json"] = json.dumps(config)
-    written = replace_session(root, sid, {"sessions": [session], **tables})
-    return {"sessions": 1, **{t: written.get(t, 0) for t in tables}}
+    fit_rows("sessions", [session])
+    choices = session_id_choices(imported)
+    for n, sid in enumerate(choices):
+        try:
+            written = replace_session(root, sid, {"sessions": [session], **tables},
+                                      may_replace=lambda existing: _owners(existing) <= {owner})
+        except SessionTaken:
+            if n == len(choices) - 1:
+                raise
+            continue
+        imported.session["session_id"] = sid
+        return {"sessions": 1, **{t: written.get(t, 0) for t in tables}}

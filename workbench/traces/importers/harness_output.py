@@ -20,12 +20,12 @@ Sightings of one run are merged into one row set by run_identity.py.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from workbench.harness.result_line import find_result_lines
 from workbench.traces.importers.run_identity import RunMerger, Sighting, absorb, same_run
-from workbench.traces.rows import scenario_columns, scenario_from_json, unjudged_columns
+from workbench.traces.rows import clip, finite, scenario_columns, scenario_from_json, unjudged_columns
+from workbench.traces.importers.values import count, text, text_id
 
 DETAIL_CHARS = 500
 
@@ -43,18 +43,6 @@ DETAIL = {"text": 1, "result_line": 2, "json": 2}     # per-scenario JSON: 3
 
 
 # ---- small parsers ---------------------------------------------------------------------------------
-def _finite(value):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _clip(text, limit: int = DETAIL_CHARS):
-    return text if not text or len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
-
-
 def _decimals(token: str) -> int:
     return len(token.split(".", 1)[1]) if "." in token else 0
 
@@ -79,12 +67,52 @@ def _suite_row(s: Sighting, all_correct, stop_met, **extra) -> dict:
                 stop_met=stop_met if isinstance(stop_met, bool) else None, **extra)
 
 
+# ---- what a printed result may hold ---------------------------------------------------------------------
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value) -> list[str]:
+    return [v for v in _list(value) if isinstance(v, str)]
+
+
+def _well_typed(obj: dict) -> dict:
+    """A result line's or SuiteResult's fields, each of the type the sightings read (another type: absent).
+    The object was printed into tool output, so anything can be in it: an agent's own JSON, a hand edit."""
+    out = dict(obj)
+    for key in ("eval_id", "kernel_sha", "suite", "status", "gpu"):
+        out[key] = text_id(obj.get(key))
+    out["error"] = text(obj.get("error"))
+    out["geomeans"] = {"overall": {str(k): v for k, v in _dict(_dict(obj.get("geomeans")).get("overall")).items()}}
+    out["counts"] = {k: v for k, v in _dict(obj.get("counts")).items()
+                     if isinstance(v, int) and not isinstance(v, bool)}
+    out["failures"] = [{k: text_id(v) for k, v in f.items()}
+                       for f in _list(obj.get("failures")) if isinstance(f, dict)]
+    out["flags"] = _strings(obj.get("flags"))
+    out["versions"] = _dict(obj.get("versions")) or None
+    rows = []
+    for r in _list(obj.get("rows")):
+        if isinstance(r, dict):
+            scenario = {k: (text_id(v) if k in ("name", "category") else v)
+                        for k, v in _dict(r.get("scenario")).items()}
+            rows.append(dict(r, scenario=scenario, stats=_dict(r.get("stats")), flags=_strings(r.get("flags")),
+                             reference_stats={k: _dict(v) for k, v in _dict(r.get("reference_stats")).items()},
+                             status=text_id(r.get("status")), reason=text(r.get("reason")),
+                             detail=text(r.get("detail"))))
+    out["rows"] = rows
+    return out
+
+
 # ---- the result line ---------------------------------------------------------------------------------
 def _from_result_line(pos: int, obj: dict) -> Sighting:
     overall = (obj.get("geomeans") or {}).get("overall") or {}
     s = Sighting("result_line", pos, [], eval_id=obj.get("eval_id") or None, kernel_sha=obj.get("kernel_sha"),
                  suite=obj.get("suite"), status=obj.get("status"),
-                 geomeans={k: _finite(v) for k, v in overall.items()}, detail=DETAIL["result_line"])
+                 geomeans={k: finite(v) for k, v in overall.items()}, detail=DETAIL["result_line"])
     failures = [f for f in obj.get("failures") or [] if isinstance(f, dict)]
     counts = obj.get("counts") or {}
     reasons = sorted({str(f.get("reason")) for f in failures if f.get("reason")})
@@ -93,7 +121,7 @@ def _from_result_line(pos: int, obj: dict) -> Sighting:
         detail = (f"{counts.get('failed', len(failures))} of {sum(v for v in counts.values() if isinstance(v, int))}"
                   " scenarios failed: " + ", ".join(f"{f.get('scenario')} {f.get('reason')}" for f in failures))
     s.rows = [_suite_row(s, obj.get("all_correct"), obj.get("stop_met"), reason=",".join(reasons) or None,
-                         detail=_clip(detail), gpu=obj.get("gpu") or None,
+                         detail=clip(detail), gpu=obj.get("gpu") or None,
                          suite_flags=",".join(obj.get("flags") or []) or None)]
     return s
 
@@ -128,7 +156,7 @@ def _from_suite_result(pos: int, result: dict) -> Sighting:
     overall = (result.get("geomeans") or {}).get("overall") or {}
     s = Sighting("json", pos, [], eval_id=result.get("eval_id") or None, kernel_sha=result.get("kernel_sha"),
                  suite=result.get("suite"), status=result.get("status"),
-                 geomeans={k: _finite(v) for k, v in overall.items()}, detail=DETAIL["json"])
+                 geomeans={k: finite(v) for k, v in overall.items()}, detail=DETAIL["json"])
     suite_flags = list(result.get("flags") or [])
     versions = result.get("versions") or None
     common = dict(kernel_sha=s.kernel_sha, suite=s.suite, geomean_vs_original=s.geomeans.get("original"),
@@ -156,7 +184,7 @@ def _value(key: str, raw: str):
         text = token.group(0)
         if text in ("-", "nan", "NaN"):
             return ("-", None)
-        number = _finite(text)
+        number = finite(text)
         return None if number is None else (text, number)
     if key in ("all_correct", "stop_met"):
         word = token.group(0).lower() if token else ""
@@ -230,7 +258,7 @@ def _from_text(run: dict, fail_reasons: list[str]) -> Sighting:
     detail = run.get("error") if "kernel" in run else None
     if all_correct is False and counts.get("failed"):
         detail = f"{counts['failed']} of {sum(counts.values())} scenarios failed"
-    s.rows = [_suite_row(s, all_correct, stop_met, reason=reason, detail=_clip(detail),
+    s.rows = [_suite_row(s, all_correct, stop_met, reason=reason, detail=clip(detail),
                          gpu=run["suite"][1] if "suite" in run else None)]
     return s
 
@@ -240,8 +268,8 @@ def find_sightings(text: str) -> list[Sighting]:
     """Every harness run printed in one tool output, in order; shapes of one run in it are merged."""
     if not text:
         return []
-    found = [_from_result_line(pos, obj) for pos, obj in find_result_lines(text)]
-    found += [_from_suite_result(pos, obj) for pos, obj in find_suite_results(text)]
+    found = [_from_result_line(pos, _well_typed(obj)) for pos, obj in find_result_lines(text)]
+    found += [_from_suite_result(pos, _well_typed(obj)) for pos, obj in find_suite_results(text)]
     fails = [(m.start(), m.group(1)) for m in FAIL_ROW.finditer(text)]
     last = 0
     for run in find_harness_lines(text):

@@ -14,6 +14,8 @@ sighting, when the result first appeared. A repeated run of an unchanged kernel 
 """
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass, field
 
 SAME_RUN_WINDOW_S = 600.0
@@ -90,21 +92,97 @@ class _Run:
     first: dict         # call_id, ts, source_file, source_line, index of the first sighting
     best_where: dict
     last_ts: object
+    number: int = 0     # creation order: of several runs a sighting matches, the newest wins
+
+
+def _tolerance(value: float, run_decimals, sighting_decimals) -> float:
+    """The widest difference `_close` can accept between a run's figure and value (a superset bound)."""
+    places = [d for d in (run_decimals, sighting_decimals) if d is not None]
+    if places:
+        return 0.5 * 10 ** -min(places) + 1e-9
+    return 2e-9 * max(1.0, abs(value)) + 1e-9
+
+
+def _sha_key(sha: str):
+    """Two shas that `_sha_agrees` (both known) share this key: their first SHA_PREFIX_MIN characters."""
+    return sha[:SHA_PREFIX_MIN] if len(sha) >= SHA_PREFIX_MIN else ("short", sha)
+
+
+class RunIndex:
+    """Which earlier runs a sighting can be the same run as, without looking at every run: a superset of the runs
+    `same_run` accepts, found by eval id, by each printed geomean (sorted values per geomean name and printed
+    precision, searched within the widest tolerance), or, for runs that print no figure, by kernel sha. A run is
+    indexed again whenever its best sighting changes; stale entries only add candidates, which `same_run` then
+    refuses."""
+
+    def __init__(self):
+        self.by_eval_id: dict = {}
+        self.by_figure: dict = {}           # (geomean name, decimals) -> sorted [(value, run number)]
+        self.by_sha: dict = {}              # sha key -> [run number] of runs that print no figure
+        self._entries: dict = {}            # run number -> index entries already made
+
+    def add(self, run: _Run) -> None:
+        s, done = run.best, self._entries.setdefault(run.number, set())
+        entries = [("eval", s.eval_id)] if s.eval_id else []
+        entries += [("fig", name, s.decimals, v) for name, v in s.printed.items() if math.isfinite(v)]
+        if not s.printed and s.kernel_sha:
+            entries.append(("sha", _sha_key(s.kernel_sha)))
+        for entry in entries:
+            if entry in done:
+                continue
+            done.add(entry)
+            if entry[0] == "eval":
+                self.by_eval_id.setdefault(entry[1], []).append(run.number)
+            elif entry[0] == "fig":
+                bisect.insort(self.by_figure.setdefault(entry[1:3], []), (entry[3], run.number))
+            else:
+                self.by_sha.setdefault(entry[1], []).append(run.number)
+
+    def candidates(self, s: Sighting) -> set:
+        found = set(self.by_eval_id.get(s.eval_id, ())) if s.eval_id else set()
+        for name, value in s.printed.items():
+            if not math.isfinite(value):
+                continue
+            for (indexed_name, decimals), values in self.by_figure.items():
+                if indexed_name != name:
+                    continue
+                tol = _tolerance(value, decimals, s.decimals)
+                lo = bisect.bisect_left(values, (value - tol, -1))
+                hi = bisect.bisect_right(values, (value + tol, math.inf))
+                found.update(number for _, number in values[lo:hi])
+        if not s.printed and s.kernel_sha:
+            found.update(self.by_sha.get(_sha_key(s.kernel_sha), ()))
+        return found
 
 
 class RunMerger:
-    """Feed tool outputs in time order; `rows(session_id)` gives one row set per run (module docstring)."""
+    """Feed tool outputs in time order; `rows(session_id)` gives one row set per run (module docstring).
+    Each sighting is compared only with the runs `RunIndex` offers, so a session's import time grows with its
+    runs, not with their square; `comparisons` counts the `same_run` checks made."""
 
     def __init__(self, window_s: float = SAME_RUN_WINDOW_S):
         self.window_s = window_s
         self.runs: list[_Run] = []
+        self.index = RunIndex()
         self.sightings = 0
         self.seen_again = 0         # sightings that were a run already counted (read-backs, quotes)
+        self.comparisons = 0
 
     def _within(self, run: _Run, ts) -> bool:
         if ts is None or run.last_ts is None:
             return True
         return abs((ts - run.last_ts).total_seconds()) <= self.window_s
+
+    def _match(self, s: Sighting, ts, touched: list) -> _Run | None:
+        """The newest run that s is a sighting of (module docstring), or None."""
+        for number in sorted(self.index.candidates(s), reverse=True):
+            r = self.runs[number]
+            if any(r is t for t in touched):
+                continue
+            self.comparisons += 1
+            if (bool(r.best.eval_id and s.eval_id) or self._within(r, ts)) and same_run(r.best, s):
+                return r
+        return None
 
     def add(self, sightings: list[Sighting], *, call_id, ts, source_file, source_line) -> None:
         """The sightings of one tool output (harness_output.find_sightings), in order."""
@@ -112,11 +190,10 @@ class RunMerger:
         for index, s in enumerate(sightings):
             self.sightings += 1
             where = dict(call_id=call_id, ts=ts, source_file=source_file, source_line=source_line, index=index)
-            run = next((r for r in reversed(self.runs)
-                        if (bool(r.best.eval_id and s.eval_id) or self._within(r, ts)) and same_run(r.best, s)
-                        and not any(r is t for t in touched)), None)
+            run = self._match(s, ts, touched)
             if run is None:
-                self.runs.append(_Run(best=s, first=where, best_where=where, last_ts=ts))
+                self.runs.append(_Run(best=s, first=where, best_where=where, last_ts=ts, number=len(self.runs)))
+                self.index.add(self.runs[-1])
                 touched.append(self.runs[-1])
                 continue
             touched.append(run)
@@ -126,6 +203,7 @@ class RunMerger:
                 run.best, run.best_where = absorb(s, run.best), where
             else:
                 absorb(run.best, s)
+            self.index.add(run)
 
     def rows(self, session_id: str) -> list[dict]:
         out = []
