@@ -1,7 +1,7 @@
 """The GEMM problem through the workbench on one GPU (gpu_run.sh stage `gemmharness`; replaces the standalone
 scripts/gemm_gpu_check.py): everything goes through the harness (`workbench check`'s check()), as for attention.
 
-    OUT=/tmp/out python3 scripts/gemm_stage.py            # about 6 minutes on one H200 (caches empty)
+    OUT=/tmp/out python3 scripts/gemm_stage.py     # phases 1-5 ~6 min on one H200 (caches empty); 6 untimed
     python3 scripts/gemm_stage.py --suite dev --no-campaign
 
 Phases

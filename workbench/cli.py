@@ -108,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(err.code, file=sys.stderr)
                     return 1
                 raise
+            except ModuleNotFoundError as err:  # before `Exception`: a lazy import of an optional package (torch)
+                if (err.name or "").split(".")[0] in ("", "workbench"):
+                    raise
+                return missing_package(name, err)
             except Exception as err:        # the traceback goes through the redacting stderr, like all output
                 if isinstance(err, BrokenPipeError):
                     raise
