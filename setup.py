@@ -1,7 +1,8 @@
 """Build step of the wheel: it carries the workbench's home (kernels/, question_bank.csv) as package data.
 
 `pip install .` builds a wheel of workbench/ alone; this copies the problem files (each problem's original.cu,
-problem.toml, suites/, the reference kernels) and the question bank into workbench/_home inside it, where
+problem.toml, suites/, the reference kernels, and the interface modules the harness loads by path: problem.py,
+judge.py, standins.py, anchors.py; the template's problem.toml.in) and the question bank into workbench/_home inside it, where
 workbench/harness/paths.py finds them when the package runs outside a checkout. An editable install
 (`pip install -e .`) reads the checkout itself and gets no copy. Everything else is in pyproject.toml.
 """
@@ -14,7 +15,7 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 HOME_FILES = ("question_bank.csv",)
 HOME_TREES = ("kernels",)
-DATA_SUFFIXES = {".cu", ".cuh", ".h", ".toml", ".csv", ".md"}
+DATA_SUFFIXES = {".cu", ".cuh", ".h", ".toml", ".csv", ".md", ".py", ".in"}
 
 
 class BuildWithHome(build_py):

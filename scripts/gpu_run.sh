@@ -30,8 +30,9 @@
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 #   ncusrc  per-instruction warp-stall sampling (ncu SourceCounters) as SASS CSV, summarised by scripts/ncu_stalls.py
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
-#   gemm    scripts/gemm_gpu_check.py: every kernels/gemm_bf16 kernel (wrong ones vs expected.csv, original and rungs on
-#           full) and the rungs' timing against cuBLAS and Triton (GEMM_ARGS passes options, e.g. --no-timing)
+#   gemmharness  scripts/gemm_stage.py, all through the harness: kernels/gemm_bf16 original and rungs `workbench
+#           check`ed on full with cuBLAS and Triton, every wrong/ kernel against expected.csv, an offline-agent
+#           campaign on the GEMM (GEMM_ARGS passes options, e.g. --suite dev; GEMM_TIMEOUT 480 s)
 #   ray1    issue 28 on one H200: RAY_KERNEL (02_mma) on RAY_SUITE (dev26) with FA3 through the local pool and a Ray pool
 #           of one GPU, RAY_ROUNDS (2) each: both geomeans, each path's wall, Ray's start and overhead, what held on the
 #           node (scripts/ray_pool_check.py one; carry .whl/ray and .whl/fa3: prep_ray_wheels.sh, prep_fa3_xz.sh).
@@ -218,9 +219,11 @@ for stage in "$@"; do
       ( cd "$OUT" && tar -czf ncusrc.tgz src_* && [ "$(stat -c %s ncusrc.tgz)" -lt 15000000 ] \
         || tar -czf ncusrc.tgz $(ls src_* | grep -v ncu-rep) ) && rm -f "$OUT"/src_*
       ls -la "$OUT" ;;
-    gemm)    # kernels/gemm_bf16: builds, wrong kernels vs expected, original + rungs on full, timing vs cuBLAS/Triton
-      timeout "${GEMM_TIMEOUT:-540}" python3 scripts/gemm_gpu_check.py --out "$OUT" ${GEMM_ARGS:-} 2>&1 \
-        | tee "$OUT/gemm_gpu_check.log" | grep -vE "^(built|verified) " | tail -70 ;;
+    gemmharness|gemm)   # kernels/gemm_bf16 through the harness (the standalone gemm_gpu_check.py is retired)
+      timeout "${GEMM_TIMEOUT:-480}" python3 scripts/gemm_stage.py --out "$OUT" ${GEMM_ARGS:-} 2>&1 \
+        | tee "$OUT/gemm_stage.log" | grep -vE "^(\[ *[0-9]+/|[a-z0-9_]+\.cu: built|timing cache|anchor )" | tail -90
+      ( cd "$OUT" && ls gemm_*_*.json >/dev/null 2>&1 && tar -czf gemm_results.tgz gemm_*_*.json gemm_campaigns \
+        && rm -rf gemm_*_*.json gemm_campaigns ) ;;
     ray1|ray2|ray2kill)   # `verdict: ok|FAIL` lines; the figures in $OUT/<stage>.json
       python3 -c "import ray" 2>/dev/null || { echo "$stage: Ray missing: scripts/prep_ray_wheels.sh, carry .whl/ray"
                                               continue; }

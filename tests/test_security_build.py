@@ -132,14 +132,28 @@ def test_device_inline_ptx_stays_allowed(tmp_path):
 
 
 def test_the_kernels_of_the_repository_pass_the_assembly_check():
-    """What gcc writes for real kernels (the ladder's host code: templates, std::mutex, static initialisers)."""
+    """What gcc writes for real kernels (the ladder's host code: templates, std::mutex, static initialisers, and
+    the GEMM's wgmma rung, whose string literal gcc places before the #NO_APP of nvcc's fatbin block)."""
     from workbench.harness.build import build_kernel
 
-    root = Path(__file__).resolve().parents[1] / "kernels" / "attn_fwd"
+    kernels = Path(__file__).resolve().parents[1] / "kernels"
     with tempfile.TemporaryDirectory() as cache:
-        for kernel in [root / "original.cu", *sorted((root / "ladder").glob("*.cu"))]:
-            result = build_kernel(kernel, cache_dir=cache)
-            assert result.ok, (kernel.name, result.summary, result.forbidden)
+        for root, entry in ((kernels / "attn_fwd", "attn_fwd"), (kernels / "gemm_bf16", "gemm_bf16")):
+            for kernel in [root / "original.cu", *sorted((root / "ladder").glob("*.cu"))]:
+                result = build_kernel(kernel, cache_dir=cache, entry_point=entry)
+                assert result.ok, (kernel.name, result.summary, result.forbidden)
+
+
+NVCC_BLOCK = '#APP\n\t.section .nv_fatbin, "a"\n.align 8\nfatbinData:\n.quad 0x1,0x2\n.text\n'
+
+
+def test_gccs_own_lines_after_nvccs_fatbin_block_are_checked_as_gccs():
+    from workbench.harness import host_asm
+
+    string = '\n\t.section\t.rodata.str1.1,"aMS",@progbits,1\n.LC0:\n\t.string\t"cuTensorMapEncodeTiled"\n#NO_APP\n'
+    assert host_asm.check(NVCC_BLOCK + string + "\t.text\n") == []
+    smuggled = host_asm.check(NVCC_BLOCK + '\t.incbin\t"/etc/passwd"\n#NO_APP\n')
+    assert smuggled and ".incbin" in smuggled[0]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the contained build drops to an unprivileged uid as root only")

@@ -82,6 +82,9 @@ def test_check_and_bank_work_from_another_folder(installed):
     standin = run(script, elsewhere, "check", "standin:correct", "--suite", "mine.csv", "--no-timing")
     assert standin.returncode == 0, standin.stdout + standin.stderr
     assert "all_correct: true" in standin.stdout
+    gemm = run(script, elsewhere, "check", "standin:correct", "--problem", "gemm_bf16", "--suite", "smoke",
+               "--no-timing")     # a second problem's interface modules ship in the home too
+    assert gemm.returncode == 0 and "all_correct: true" in gemm.stdout, gemm.stdout + gemm.stderr
     bank = run(script, elsewhere, "bank", "list")
     assert bank.returncode == 0, bank.stderr
     assert bank.stdout.strip().splitlines()[-1].endswith("questions") and "q001" in bank.stdout

@@ -1,5 +1,9 @@
 """`workbench check KERNEL.cu --suite dev26 [--baseline ...] [--anchors fa3,cudnn] [--stop EXPR] [--json PATH]`
 
+The problem is the one whose folder holds KERNEL (kernels/gemm_bf16/ladder/01_mma_sync.cu is the GEMM's), or
+--problem NAME|DIR (a stand-in or a file elsewhere), else attention; the suite, anchors and baseline default to
+the problem's.
+
 Prints a progress line per scenario, then the table and `key: value` geomean lines, and last one
 `workbench-result: {json}` line for programs (harness/result_line.py). Exit codes:
 0 stop condition met, 3 evaluated but not met, 1 candidate failed (build or verification),
@@ -33,11 +37,14 @@ DEFAULT_TRACES = "data/traces"
 def parse_args(argv):
     p = Parser(prog="workbench check", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernel", help="candidate .cu file (or standin:NAME for a CPU stand-in)")
-    p.add_argument("--suite", default="dev26", help="smoke | dev26 | full | path/to/suite.csv (default dev26)")
+    p.add_argument("--problem", default=None, help="problem name under kernels/ or a problem folder (default: the "
+                                                   "kernel's folder's, else attn_fwd)")
+    p.add_argument("--suite", default=None, help="smoke | dev26 | full | path/to/suite.csv (default: the problem's, "
+                                                 "dev26 for attention)")
     p.add_argument("--baseline", default=None, help="kernel speedups are measured against (default: the original)")
-    p.add_argument("--anchors", default=",".join(ANCHORS),
-                   help=f"comma list of {','.join(ANCHORS)}; those that do not import are named and skipped "
-                        "(default: all)")
+    p.add_argument("--anchors", default=None,
+                   help=f"comma list of the problem's anchors (attention: {','.join(ANCHORS)}); those that do not "
+                        "import are named and skipped (default: all)")
     p.add_argument("--stop", default=DEFAULT_STOP, help=f"stop predicate (default {DEFAULT_STOP!r})")
     p.add_argument("--previous-best", type=number(above=0), default=None,
                    help="best geomean vs original so far (jump flag)")
@@ -65,9 +72,14 @@ def _fmt(value, spec: str, empty: str = "-") -> str:
 
 def format_table(result: SuiteResult) -> str:
     """device us: the median device time (timing.py); call us: wall time of one plain call until its GPU work
-    is done, host overhead included, never part of a speedup or geomean."""
+    is done, host overhead included, never part of a speedup or geomean. `x FA3`: the problem's main anchor."""
+    from workbench.harness import problems
+
+    main = problems.load(result.problem).main_anchor
+    label = f"x {main.upper()}"
+    width = max(7, len(label))
     header = (f"{'scenario':<34} {'status':<22} {'rel err':>8} {'device us':>10} {'TFLOP/s':>8} {'x orig':>8} "
-              f"{'x FA3':>7} {'call us':>9}")
+              f"{label:>{width}} {'call us':>9}")
     lines = [header, "-" * len(header)]
     for r in result.rows:
         status = r.status if r.status != FAILED else f"FAIL {r.reason}"
@@ -75,7 +87,7 @@ def format_table(result: SuiteResult) -> str:
             status += " !" + ",".join(r.flags)
         lines.append(f"{r.name[:34]:<34} {status[:22]:<22} {_fmt(r.rel_l2_err, '.1e'):>8} "
                      f"{_fmt(r.stats.median_us if r.stats else None, '.1f'):>10} {_fmt(r.tflops, '.1f'):>8} "
-                     f"{_fmt(r.speedup('original'), '.2f'):>8} {_fmt(r.speedup('fa3'), '.3f'):>7} "
+                     f"{_fmt(r.speedup('original'), '.2f'):>8} {_fmt(r.speedup(main), '.3f'):>{width}} "
                      f"{_fmt(r.stats.call_us if r.stats else None, '.1f'):>9}")
     return "\n".join(lines)
 
@@ -146,16 +158,23 @@ def write_traces(result: SuiteResult, traces_dir: str) -> str:
 
 
 def validate_request(args) -> tuple[str, ...]:
-    """Everything checkable before the build (validate.py); returns the anchors. Raises UsageError."""
-    validate.kernel(args.kernel, "kernel", standin_ok=True)
+    """Everything checkable before the build (validate.py); returns the anchors and fills in the problem's
+    defaults (args.problem becomes its definition). Raises UsageError."""
+    args.problem = problem = validate.problem(args.problem, args.kernel)
+    args.suite = args.suite or problem.default_suite
+    validate.kernel(args.kernel, "kernel", standin_ok=True, problem=problem)
     if args.baseline not in (None, "", "none"):
-        validate.kernel(args.baseline, "--baseline", standin_ok=True)
-    anchors = tuple(a.strip() for a in args.anchors.split(",") if a.strip())
-    unknown = [a for a in anchors if a not in ANCHORS]
+        validate.kernel(args.baseline, "--baseline", standin_ok=True, problem=problem)
+    known = problem.anchors
+    anchors = tuple(a.strip() for a in (",".join(known) if args.anchors is None else args.anchors).split(",")
+                    if a.strip())
+    unknown = [a for a in anchors if a not in known]
     if unknown:
-        raise UsageError(f"--anchors: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(ANCHORS)}")
-    validate.stop(args.stop)
-    validate.suite(args.suite, warn=lambda line: print(f"workbench check: warning: {line}", file=sys.stderr))
+        raise UsageError(f"--anchors: unknown anchor(s) {', '.join(unknown)} for {problem.name}; choose from "
+                         f"{', '.join(known)}")
+    validate.stop(args.stop, anchors=known)
+    validate.suite(args.suite, warn=lambda line: print(f"workbench check: warning: {line}", file=sys.stderr),
+                   problem=problem)
     validate.output_file(args.json, "--json")
     validate.arch(args.arch)
     validate.output_dir(DEFAULT_TRACES if args.traces is None else args.traces, "--traces")
@@ -189,7 +208,7 @@ def main(argv=None) -> int:
     request = CheckRequest(kernel_path=args.kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
                            stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
                            cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu,
-                           fail_fast=args.fail_fast, timing=not args.no_timing)
+                           fail_fast=args.fail_fast, timing=not args.no_timing, problem=args.problem.ref)
     from workbench.harness.check import check      # here, not above: `check --help` and refusals need no torch
 
     try:

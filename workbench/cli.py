@@ -28,6 +28,9 @@ launched_at = None          # when this command started: `workbench check` count
 SUBCOMMANDS = {
     "check": ("workbench.check_cli", "build, verify and time one kernel on a suite"),
     "warm": ("workbench.warm_cli", "time the original and the anchors once on this GPU (fills the timing cache)"),
+    "new-problem": ("workbench.new_problem", "scaffold a problem folder (contract, problem.toml, interface, stub)"),
+    "suite": ("workbench.flashinfer.cli", "make a suite from production shapes (suite from-flashinfer DIR)"),
+    "export": ("workbench.flashinfer.cli", "a run's evaluations as FlashInfer-Bench traces (export --flashinfer)"),
     "campaign": ("workbench.agent.campaign_cli", "run an agent campaign on a kernel (question interventions, traces)"),
     "experiment": ("workbench.agent.campaign_cli", "A/B comparison of campaign modes (e.g. tools_only vs bank)"),
     "bank": ("workbench.questions.bank", "list, add and promote questions of the question bank"),
@@ -105,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(err.code, file=sys.stderr)
                     return 1
                 raise
+            except ModuleNotFoundError as err:  # before `Exception`: a lazy import of an optional package (torch)
+                if (err.name or "").split(".")[0] in ("", "workbench"):
+                    raise
+                return missing_package(name, err)
             except Exception as err:        # the traceback goes through the redacting stderr, like all output
                 if isinstance(err, BrokenPipeError):
                     raise

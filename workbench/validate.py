@@ -10,6 +10,7 @@ folder, no trace row and no output file behind.
     validate.output_file(args.json, "--json")       # a file in an existing folder, not a folder
     validate.arch(args.arch)                        # a target this nvcc builds for
     validate.output_dir(args.traces, "--traces")    # a folder we can create or write in
+    validate.problem(args.problem, args.kernel)     # the problem named, or the one whose folder holds the kernel
 """
 from __future__ import annotations
 
@@ -46,25 +47,37 @@ def path_name(path, option: str) -> None:
                          f"{NAME_MAX_BYTES} a file name may have; use a shorter name")
 
 
-def stop(expr: Optional[str], option: str = "--stop") -> None:
-    """A stop predicate that parses and evaluates to a condition on a sample result ('' or None: never stop)."""
+def problem(name: Optional[str], kernel_path: str = "", option: str = "--problem"):
+    """The problem's definition (harness/problems.py): the one named, else the one whose folder holds the kernel,
+    else attention."""
+    from workbench.harness import problems
+
+    try:
+        return problems.load(name or problems.infer(kernel_path) or None)
+    except problems.ProblemError as err:
+        raise UsageError(f"{option}: {err}") from None
+
+
+def stop(expr: Optional[str], option: str = "--stop", anchors=()) -> None:
+    """A stop predicate that parses and evaluates to a condition on a sample result ('' or None: never stop);
+    `anchors`: a problem's anchors beyond attention's, whose figures it may name."""
     from workbench.harness.stop import StopExprError, validate_stop
 
     if not expr or not expr.strip():
         return
     try:
-        validate_stop(expr)
+        validate_stop(expr, anchors)
     except StopExprError as err:
         raise UsageError(f"{option}: {err}") from None
 
 
-def suite(name, option: str = "--suite", warn: Optional[Callable[[str], None]] = None) -> list:
-    """The scenarios of a suite name or CSV path."""
+def suite(name, option: str = "--suite", warn: Optional[Callable[[str], None]] = None, problem=None) -> list:
+    """The scenarios of a suite name or CSV path (of `problem`, a definition; default attention's)."""
     from workbench.harness.scenarios import SuiteError, load_suite
 
     path_name(name, option)
     try:
-        return load_suite(name, warn=warn)
+        return load_suite(name, warn=warn, problem=problem)
     except SuiteError as err:
         raise UsageError(f"{option}: {err}") from None
 
@@ -90,16 +103,18 @@ def text_file(path, option: str, what: str = "file", example: str = "") -> str:
         raise UsageError(f"{option}: {err}") from None
 
 
-def kernel(path, option: str = "--kernel", standin_ok: bool = False) -> str:
-    """A candidate kernel: a UTF-8 .cu file, or `standin:NAME` where stand-ins are allowed. Returns its text
-    ('' for a stand-in)."""
+def kernel(path, option: str = "--kernel", standin_ok: bool = False, problem=None) -> str:
+    """A candidate kernel: a UTF-8 .cu file, or `standin:NAME` (of `problem`'s stand-ins, a definition; default
+    attention's) where stand-ins are allowed. Returns its text ('' for a stand-in)."""
     path = str(path)
     if path.startswith("standin:"):
         if not standin_ok:
             raise UsageError(f"{option}: {path!r} is a CPU stand-in, which only `workbench check` runs; pass a .cu "
                              f"file (e.g. {EXAMPLE_KERNEL})")
-        from workbench.harness.standins import STANDINS
-
+        if problem is None:
+            from workbench.harness.standins import STANDINS
+        else:
+            STANDINS = problem.standins.STANDINS
         name = path.split(":", 1)[1]
         if name not in STANDINS:
             raise UsageError(f"{option}: no CPU stand-in named {name!r}; choose one of {', '.join(sorted(STANDINS))}")

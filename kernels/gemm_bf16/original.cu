@@ -23,12 +23,13 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-#define BM 64
-#define BN 64
-#define BK 16
+// Knobs (the offline agent's and the evolution's search space; every listed value builds, tests/test_gemm_bf16_files.py):
+#define BM 64      // @knob BM 64 {32,64,128}      layer=parallelism  (rows of C per block)
+#define BN 64      // @knob BN 64 {32,64,128}      layer=parallelism  (columns of C per block)
+#define BK 16      // @knob BK 16 {8,16,32}        layer=pipelining   (K per shared-memory step)
 #define TM 4
 #define TN 4
-#define THREADS ((BM / TM) * (BN / TN))   // 256
+#define THREADS ((BM / TM) * (BN / TN))   // 256 at the defaults (64 to 1024 over the knobs)
 
 __global__ void __launch_bounds__(THREADS)
 gemm_tiled(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C,

@@ -28,7 +28,8 @@ from workbench.agent.backends import make_backend
 from workbench.agent.backends.turns import BackendError
 from workbench.agent.loop import Campaign
 from workbench.arguments import Parser, count, number, refuse
-from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.config import (DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, default_stop,
+                                       problem_ceiling)
 from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
                                        InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
 from workbench.campaign.workspace import WorkspaceError, check_campaign_id
@@ -140,8 +141,10 @@ def plan_agent(agent: Optional[str], evaluator: str, base_url: Optional[str]) ->
 
 
 def _add_common(parser: Parser) -> None:
-    parser.add_argument("--kernel", help=f"starting kernel (default {DEFAULT_KERNEL})")
-    parser.add_argument("--suite", help="suite name or CSV (default dev26)")
+    parser.add_argument("--kernel", help=f"starting kernel (default {DEFAULT_KERNEL}, or the problem's original.cu)")
+    parser.add_argument("--problem", help="problem name under kernels/ or a problem folder (default: the kernel's "
+                                          "folder's, else attn_fwd)")
+    parser.add_argument("--suite", help="suite name or CSV (default: the problem's, dev26 for attention)")
     parser.add_argument("--agent", help="claude | offline | replay:PATH[#SESSION] (default: claude with an API "
                                         "key, else offline)")
     parser.add_argument("--model", default="", help="model name for --agent claude")
@@ -163,20 +166,24 @@ def _add_common(parser: Parser) -> None:
 
 
 def _config(args, mode: str, agent: str, campaign_id: str = "", arm: str = "") -> CampaignConfig:
+    problem = validate.problem(args.problem, args.kernel or "")
+    kernel = args.kernel or (DEFAULT_KERNEL if problem.name == "attn_fwd" else str(problem.original))
     policy = PolicyConfig(stall_runs=args.stall_runs, stall_calls=args.stall_calls, min_gain=args.min_gain,
-                          **problem_ceiling())
-    return CampaignConfig(kernel_path=args.kernel or DEFAULT_KERNEL, suite=args.suite or "dev26", mode=mode,
-                          stop_expr=DEFAULT_STOP if args.stop is None else args.stop, agent=agent,
+                          **problem_ceiling(problem.folder / "problem.toml"))
+    return CampaignConfig(kernel_path=kernel, suite=args.suite or problem.default_suite, mode=mode,
+                          stop_expr=default_stop(problem) if args.stop is None else args.stop, agent=agent,
                           model=args.model, campaign_id=campaign_id, root=args.root,
-                          budget=Budget.parse(args.budget), policy=policy, seed=args.seed, arm=arm)
+                          budget=Budget.parse(args.budget), policy=policy, seed=args.seed, arm=arm,
+                          anchors=[problem.main_anchor], problem=problem.ref)
 
 
 def validate_config(config: CampaignConfig, kernel_given: bool = True) -> None:
     """Everything a campaign will read, checked before its folder is made (raises UsageError)."""
+    problem = validate.problem(config.problem, config.kernel_path)
     if kernel_given:
         validate.kernel(config.kernel_path)
-    validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr))
-    validate.stop(config.stop_expr)
+    validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr), problem=problem)
+    validate.stop(config.stop_expr, anchors=problem.anchors)
     validate.text_file(config.bank_path, "question bank", "question bank")
     load_bank(config.bank_path)         # every row, as the campaign will read it: a BankError is one line
     validate.output_dir(config.root, "--root")
@@ -234,7 +241,7 @@ def _campaign(args) -> int:
         print(note)
     if agent.startswith("replay:"):
         recorded = backend.config()
-        for key in ("suite", "mode"):
+        for key in ("suite", "mode", "problem"):
             if getattr(args, key) is None and recorded.get(key):
                 setattr(args, key, recorded[key])
         if args.stop is None and "stop_expr" in recorded:

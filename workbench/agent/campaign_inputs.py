@@ -70,35 +70,37 @@ def note(text: str | None, name: str) -> str:
     return text
 
 
-def suite_names() -> str:
+def suite_names(problem=None) -> str:
     from workbench.harness.scenarios import suite_names as names
-    return names()
+    return names(problem)
 
 
-def named_suite(suite: str) -> str:
-    """A suite of the suites folder by its name (smoke, dev26, full, edge), checked by loading it."""
-    from workbench.harness.scenarios import SUITES_DIR, SuiteError, load_suite
+def named_suite(suite: str, problem=None) -> str:
+    """A suite of the problem's suites folder by its name (attention's: smoke, dev26, full, edge), checked by
+    loading it. `problem`: a definition (problems.load), default attention's."""
+    from workbench.harness.scenarios import SuiteError, load_suite, resolve_suite_path
 
-    path = SUITES_DIR / f"{suite}.csv"
+    path = resolve_suite_path(suite, problem)
     if not path.is_file() or path.is_symlink():
-        raise CampaignError(f"no suite {suite!r}; use one of {suite_names()}, or a .csv file of the workspace")
+        raise CampaignError(f"no suite {suite!r}; use one of {suite_names(problem)}, or a .csv file of the "
+                            "workspace")
     try:
-        load_suite(path)
+        load_suite(path, problem=problem)
     except SuiteError as err:
         raise CampaignError(str(err)) from None
     return suite
 
 
-def agent_suite(ws: Workspace, suite: str) -> str:
+def agent_suite(ws: Workspace, suite: str, problem=None) -> str:
     """The suite an agent names, as the harness should be given it: a suite name, or the path of the kept copy
     of a workspace CSV (artifacts/suite-<sha>.csv). CampaignError (one line) for anything else."""
     from workbench.harness.scenarios import SuiteError, parse_suite
 
     suite = suite.strip()
     if SUITE_NAME.fullmatch(suite):
-        return named_suite(suite)
-    outside = CampaignError(f"suite {suite[:80]!r}: use a suite name ({suite_names()}) or a .csv file inside the "
-                            f"campaign workspace ({ws.root}); files elsewhere are not read")
+        return named_suite(suite, problem)
+    outside = CampaignError(f"suite {suite[:80]!r}: use a suite name ({suite_names(problem)}) or a .csv file inside "
+                            f"the campaign workspace ({ws.root}); files elsewhere are not read")
     if not suite.endswith(".csv"):
         raise outside
     rel = _from_cwd(ws, suite)
@@ -108,7 +110,7 @@ def agent_suite(ws: Workspace, suite: str) -> str:
         raise (outside if "outside" in str(err) else CampaignError(f"suite {suite[:80]!r}: {err}")) from None
     try:
         text = data.decode("utf-8-sig")
-        parse_suite(text, suite)
+        parse_suite(text, suite, problem=problem)
     except UnicodeDecodeError as err:
         raise CampaignError(f"suite {suite!r}: not UTF-8 (byte {err.start}); save it as UTF-8 text") from None
     except SuiteError as err:
@@ -119,16 +121,16 @@ def agent_suite(ws: Workspace, suite: str) -> str:
     return str(ws.fs.path(kept))
 
 
-def call_suite(ws: Workspace, given: str | None, configured: str) -> str:
+def call_suite(ws: Workspace, given: str | None, configured: str, problem=None) -> str:
     """The suite one call runs: the campaign's own (set by the person who made it) when none is named, else
     what `agent_suite` accepts."""
     from workbench.harness.scenarios import SuiteError, load_suite
 
     given = (given or "").strip()
     if given and given != configured:
-        return agent_suite(ws, given)
+        return agent_suite(ws, given, problem)
     try:
-        load_suite(configured)
+        load_suite(configured, problem=problem)
     except SuiteError as err:
         raise CampaignError(str(err)) from None
     return configured

@@ -32,7 +32,7 @@ from workbench import __version__
 from workbench.agent import campaign_inputs, campaign_text
 from workbench.agent.campaign_inputs import CampaignError  # noqa: F401  (re-exported: the front ends catch it)
 from workbench.agent.tool_format import format_result
-from workbench.campaign.config import CampaignConfig, new_campaign_id
+from workbench.campaign.config import CampaignConfig, config_problem, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                        TurnCommitted, TurnStarted)
@@ -234,7 +234,7 @@ class CampaignService:
             raise RuntimeError("CampaignService calls must run inside `with service.session(...)`")
 
     def _suite(self, suite: str | None) -> str:
-        return campaign_inputs.call_suite(self.ws, suite, self.config.suite)
+        return campaign_inputs.call_suite(self.ws, suite, self.config.suite, problem=config_problem(self.config))
 
     def _harness(self, text: str, suite: str, progress):
         """(text, result, sha): the source becomes an artifact; the harness judges the artifact."""
@@ -244,7 +244,8 @@ class CampaignService:
         c = self.config
         progress = progress or (lambda line: None)
         request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite,
-                               anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.best_vs_original)
+                               anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.best_vs_original,
+                               problem=config_problem(c).ref)
         progress(f"judging artifacts/{sha[:12]}.cu on suite {Path(suite).name}")
         if self.evaluator is not None:
             result = self.evaluator(request)
@@ -394,4 +395,5 @@ class CampaignService:
 
         name = self._suite(suite)
         shown = (suite or "").strip() or self.config.suite
-        return campaign_text.suite_text(shown, load_suite(name)) + "\n\n" + self.status_line()
+        return campaign_text.suite_text(shown, load_suite(name, problem=config_problem(self.config))) + "\n\n" + \
+            self.status_line()

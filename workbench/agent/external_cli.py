@@ -20,7 +20,8 @@ from pathlib import Path
 
 from workbench.agent.campaign_service import EXTERNAL_AGENT, CampaignError, CampaignService
 from workbench.arguments import Parser
-from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, problem_ceiling
+from workbench.campaign.config import (DEFAULT_KERNEL, DEFAULT_STOP, Budget, CampaignConfig, campaign_problem,
+                                       default_stop, problem_ceiling)
 from workbench.campaign.workspace import (KERNEL_FILE, WorkspaceError, check_campaign_id, enclosing_workspace,
                                          inside_hint)
 from workbench.evaluators import make_evaluator
@@ -39,7 +40,9 @@ def add_campaign_arguments(parser: argparse.ArgumentParser, kernel_flag: bool = 
     parser.add_argument("--root", default="campaigns", help="where campaign folders live (default %(default)s)")
     if kernel_flag:
         parser.add_argument("--kernel", help=f"starting kernel of a new campaign (e.g. {DEFAULT_KERNEL})")
-    parser.add_argument("--suite", help="suite name or CSV (default dev26)")
+    parser.add_argument("--problem", help="problem name or folder of a new campaign (default: the kernel's folder's, "
+                                          "else attn_fwd)")
+    parser.add_argument("--suite", help="suite name or CSV (default: the problem's, dev26 for attention)")
     parser.add_argument("--mode", choices=MODES, help="question mode (default bank)")
     parser.add_argument("--stop", help=f"stop predicate, checked by the harness (default: {DEFAULT_STOP})")
     parser.add_argument("--evaluator", choices=("harness", "standin"),
@@ -59,16 +62,22 @@ def _validate_new(args, campaign_id: str) -> CampaignConfig:
     from workbench.harness.stop import StopExprError, evaluate_stop
 
     check_campaign_id(campaign_id or "")
-    kernel = args.kernel or DEFAULT_KERNEL
+    try:
+        problem = campaign_problem(getattr(args, "problem", None) or "", args.kernel or DEFAULT_KERNEL)
+    except ValueError as err:           # problems.ProblemError
+        raise CampaignError(f"--problem: {err}") from None
+    kernel = args.kernel or (DEFAULT_KERNEL if problem.name == "attn_fwd" else str(problem.original))
     if not Path(kernel).is_file():
         raise CampaignError(f"kernel {kernel} not found; pass --kernel PATH to the .cu file the campaign starts from")
-    stop = DEFAULT_STOP if args.stop is None else args.stop
+    stop = default_stop(problem) if args.stop is None else args.stop
+    suite = args.suite or problem.default_suite
     try:
         if stop:
             evaluate_stop(stop, {"all_correct": True, "n_passed": 1, "n_failed": 0, "n_unsupported": 0,
                                  "n_scenarios": 1, "min_tflops": 1.0, "min_vs_fa3": 1.0,
-                                 **{f"geomean_vs_{n}": 1.0 for n in ("original", "fa3", "fa4", "cudnn", "fa2")}})
-        load_suite(args.suite or "dev26")
+                                 **{f"geomean_vs_{n}": 1.0 for n in ("original", "fa3", "fa4", "cudnn", "fa2")},
+                                 **{f"{k}_vs_{n}": 1.0 for n in problem.anchors for k in ("geomean", "min")}})
+        load_suite(suite, problem=problem)
     except (StopExprError, ZeroDivisionError) as err:
         raise CampaignError(f"--stop {stop!r}: {err}") from None
     except SuiteError as err:
@@ -80,10 +89,11 @@ def _validate_new(args, campaign_id: str) -> CampaignConfig:
     budget = Budget.parse(args.budget or "", base=EXTERNAL_BUDGET)
     if budget.tool_calls < 1 or budget.wall_s <= 0:
         raise CampaignError(f"--budget {args.budget}: tool_calls and wall must be positive")
-    policy = PolicyConfig(stall_runs=args.stall_runs, min_gain=args.min_gain, **problem_ceiling())
-    config = CampaignConfig(kernel_path=kernel, suite=args.suite or "dev26", mode=args.mode or "bank", stop_expr=stop,
-                          agent=EXTERNAL_AGENT, campaign_id=campaign_id, root=args.root, budget=budget,
-                          policy=policy, seed=args.seed)
+    policy = PolicyConfig(stall_runs=args.stall_runs, min_gain=args.min_gain,
+                          **problem_ceiling(problem.folder / "problem.toml"))
+    config = CampaignConfig(kernel_path=kernel, suite=suite, mode=args.mode or "bank", stop_expr=stop,
+                            agent=EXTERNAL_AGENT, campaign_id=campaign_id, root=args.root, budget=budget,
+                            policy=policy, seed=args.seed, anchors=[problem.main_anchor], problem=problem.ref)
     load_bank(config.bank_path)          # BankError (one line) before the folder exists
     return config
 

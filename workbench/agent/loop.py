@@ -27,8 +27,10 @@ from typing import Callable, Optional
 
 from workbench import __version__
 from workbench.agent.backends.turns import BackendError, BackendExhausted, TurnRequest
+from workbench.agent.prompts import (CONTINUE_TEXT, OPENING_TEXT, SYSTEM_PROMPT,  # noqa: F401  (re-exported)
+                                     TRUNCATED_TEXT, system_prompt)
 from workbench.agent.tools import HarnessDefaults, Toolbox
-from workbench.campaign.config import CampaignConfig, _config_json, new_campaign_id
+from workbench.campaign.config import CampaignConfig, _config_json, campaign_problem, new_campaign_id
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
                                        TriggerDetected, TurnCommitted, TurnStarted)
@@ -42,29 +44,6 @@ from workbench.redaction import context_after, redact, redact_json, redact_piece
 MAX_INPUT_DEPTH = 32          # a tool input nested deeper is refused (and recorded as a placeholder)
 
 log = logging.getLogger(__name__)
-
-SYSTEM_PROMPT = """\
-You are optimising a single-file CUDA attention-forward kernel (bf16 in, fp32 accumulation) for an NVIDIA H200
-(sm_90a). The working file is kernel.cu in your workspace; it must keep exporting
-
-  extern "C" int attn_fwd(q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal,
-                          softmax_scale, cudaStream_t stream)
-
-with the layouts and masking rules described in its header comment. CUTLASS, CuTe, cuBLAS and cuDNN are not
-allowed. Use the tools: read, list, write and edit files in the workspace; run_harness builds, verifies and
-times a file on the suite "{suite}" and reports per-scenario results, geomean speedups against the original
-kernel and FA3, suspicion flags, and whether the stop condition holds; compile_report, sass_summary and
-ncu_profile look inside a build; revert restores an evaluated version by its sha.
-
-The campaign ends only when run_harness reports that the stop condition holds: {stop_expr}
-Your own judgement that the kernel is finished does not end it. Measure before you believe a change helped.
-"""
-CONTINUE_TEXT = ("The stop condition ({stop_expr}) does not hold yet; the best so far is {best} against the "
-                 "original kernel. Continue.")
-TRUNCATED_TEXT = "Your reply was cut off at the output token limit. Continue where you stopped."
-# The Messages API needs a user message before the first assistant turn: the task, stated once.
-OPENING_TEXT = ("Make kernel.cu faster on the suite \"{suite}\" while keeping it correct. Start by running the "
-                "harness on it, then improve it step by step. Stop condition: {stop_expr}.")
 
 
 def _finite(x) -> Optional[float]:
@@ -82,10 +61,11 @@ class Campaign:
                              config.policy, seed=config.seed)
         # a replaying backend answers the harness and GPU tools from its recording
         evaluator = evaluator or getattr(backend, "evaluator", None)
+        problem = campaign_problem(config.problem, config.kernel_path).ref   # '' in configs made before problems
         self.toolbox = Toolbox(workspace, evaluator, HarnessDefaults(
-            suite=config.suite, stop_expr=config.stop_expr, anchors=tuple(config.anchors)),
+            suite=config.suite, stop_expr=config.stop_expr, anchors=tuple(config.anchors), problem=problem),
             best_provider=lambda: self.best_vs_original, recorded=getattr(backend, "recorded", None))
-        self.system = SYSTEM_PROMPT.format(suite=config.suite, stop_expr=config.stop_expr or "(none)")
+        self.system = system_prompt(config)
         # loop state (snapshotted after every committed turn)
         self.messages: list = []
         self.questions: list = []           # InterventionFired.to_dict() of every question asked

@@ -89,11 +89,11 @@ TOOL_SPECS = [
 _TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict}
 
 
-def ncu_argv(ncu: str, metrics: list, suite: str, scenario: str) -> list[str]:
+def ncu_argv(ncu: str, metrics: list, suite: str, scenario: str, problem: str = "") -> list[str]:
     """Nsight Compute on launch_one, as run inside the sandbox ({private}: the private folder, the kernel there)."""
     return [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--target-processes", "all",
             sys.executable, "-m", "workbench.agent.launch_one", "--so", "{private}/lib/kernel.so", "--suite", suite,
-            "--scenario", scenario]
+            "--scenario", scenario, *(["--problem", problem] if problem else [])]
 
 
 @dataclass
@@ -112,6 +112,11 @@ class HarnessDefaults:
     anchors: tuple = ("fa3",)
     baseline_path: Optional[str] = None
     cache_dir: Optional[str] = None
+    problem: str = ""                   # the campaign's problem (CampaignConfig.problem); '' = attention
+
+    def definition(self):
+        from workbench.harness import problems   # no torch: a problem's problem.py reads CSV
+        return problems.load(self.problem or None)
 
 
 def default_evaluator(request):
@@ -233,7 +238,7 @@ class Toolbox:
     # ---- the harness ---------------------------------------------------------------------------------
     def _suite(self, suite: str) -> str:
         """A suite the agent names: one of the suites directory by name, or a CSV file of the workspace."""
-        from workbench.harness.scenarios import SUITES_DIR   # no torch: scenarios only reads CSV
+        SUITES_DIR = self.defaults.definition().suites_dir
 
         if re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", suite):
             path = SUITES_DIR / f"{suite}.csv"
@@ -259,7 +264,8 @@ class Toolbox:
         request = CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=suite_path,
                                baseline_path=d.baseline_path, anchors=tuple(d.anchors), stop_expr=d.stop_expr,
                                previous_best=self.best_provider(), cache_dir=d.cache_dir,
-                               include_root=str(self.ws.root))   # the same include root as compile_report
+                               include_root=str(self.ws.root),   # the same include root as compile_report
+                               problem=d.problem)
         try:
             result = self.evaluator(request)
         except Exception as err:
@@ -275,7 +281,8 @@ class Toolbox:
         if self.ws.fs.kind(path) != "file":
             raise WorkspaceError(f"{path}: no such file")
         # the workspace is the only include root; build_kernel checks every #include against it
-        return build_kernel(self.ws.fs.path(path), cache_dir=self.defaults.cache_dir, include_root=self.ws.root)
+        return build_kernel(self.ws.fs.path(path), cache_dir=self.defaults.cache_dir, include_root=self.ws.root,
+                            entry_point=self.defaults.definition().entry_point)
 
     def _compile_report(self, path: str = KERNEL_FILE) -> ToolOutcome:
         build = self._build(path)
@@ -323,7 +330,7 @@ class Toolbox:
             files["suite.csv"], suite = suite, "{private}/lib/suite.csv"
         metrics = list(NCU_METRICS)
         for _ in range(3):   # an ncu version that lacks a metric refuses the whole set: drop it and retry
-            run = run_contained(ncu_argv(ncu, metrics, suite, scenario), files, timeout_s=600)
+            run = run_contained(ncu_argv(ncu, metrics, suite, scenario, self.defaults.problem), files, timeout_s=600)
             if run.timed_out:
                 return ToolOutcome("ncu timed out after 600 s", True)
             unknown = unknown_ncu_metrics(run.stdout + run.stderr, metrics)

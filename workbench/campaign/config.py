@@ -2,6 +2,9 @@
 
     config = CampaignConfig(kernel_path="kernels/attn_fwd/original.cu", suite="dev26", mode="bank",
                             budget=Budget.parse("tool_calls=200,wall=2h"))
+
+A campaign judges one problem (harness/problems.py): `problem` names it; a config without one (every config
+recorded before problems) judges the problem whose folder holds its kernel, else attention.
 """
 from __future__ import annotations
 
@@ -82,6 +85,7 @@ class CampaignConfig:
     seed: int = 0
     arm: str = ""                       # experiment arm label (default: the mode)
     initial_sha: str = ""
+    problem: str = ""                   # a problem name or folder; '' = the kernel's folder's, else attn_fwd
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -92,6 +96,24 @@ class CampaignConfig:
         data["budget"] = Budget.recorded(data.get("budget", {}))
         data["policy"] = PolicyConfig(**data.get("policy", {}))
         return cls(**data)
+
+
+def campaign_problem(problem: str, kernel_path: str = ""):
+    """The problem's definition (problems.load): the one named, else the kernel's folder's, else attention.
+    Raises problems.ProblemError (a ValueError) naming the folder."""
+    from workbench.harness import problems
+
+    return problems.load(problem or problems.infer(kernel_path) or None)
+
+
+def config_problem(config: "CampaignConfig"):
+    """The problem a campaign's config judges (campaign_problem of its problem and kernel)."""
+    return campaign_problem(config.problem, config.kernel_path)
+
+
+def default_stop(definition) -> str:
+    """A campaign's stop predicate unless told otherwise: correct and as fast as the problem's main anchor."""
+    return f"all_correct and geomean_vs_{definition.main_anchor} >= 1.0"
 
 
 def problem_ceiling(path: Path = PROBLEM_FILE) -> dict:

@@ -2,7 +2,8 @@
 
 They take a CheckRequest like workbench.harness.check.check and return a SuiteResult of the same shape, with
 made-up but consistent timings: every scenario of the suite runs at `speedup` times the original kernel, and
-FA3 runs at `FA3_OVER_ORIGINAL` times the original. Nothing here builds or runs a kernel.
+the problem's main anchor (FA3 for attention, cuBLAS for the GEMM) at `FA3_OVER_ORIGINAL` times the original.
+The problem is the request's, as the harness finds it. Nothing here builds or runs a kernel.
 
 * KnobEvaluator: the speedup is a deterministic function of the `@knob` values in the kernel text, so the
   offline agent has a landscape to search (`workbench campaign --evaluator standin` for a CPU demo).
@@ -22,16 +23,18 @@ FA3_OVER_ORIGINAL = 8.0
 
 def standin_result(request, speedup: Optional[float], flags=(), row_flags=()):
     """A SuiteResult where the candidate runs at `speedup` x the original (None: every scenario fails)."""
+    from workbench.harness import problems
     from workbench.harness.result import ScenarioResult, SuiteResult
     from workbench.harness.scenarios import load_suite
     from workbench.harness.stop import evaluate_stop
 
     text = Path(request.kernel_path).read_text() if Path(request.kernel_path).exists() else request.kernel_path
     sha = hashlib.sha256(text.encode()).hexdigest()
+    problem = problems.load(getattr(request, "problem", "") or problems.infer(request.kernel_path) or None)
     rows = []
-    for s in load_suite(request.suite):
+    for s in load_suite(request.suite, problem=problem):
         original_us = s.flops() / (ORIGINAL_TFLOPS * 1e12) * 1e6
-        refs = {"original": _stats(original_us), "fa3": _stats(original_us / FA3_OVER_ORIGINAL)}
+        refs = {"original": _stats(original_us), problem.main_anchor: _stats(original_us / FA3_OVER_ORIGINAL)}
         if speedup is None:
             rows.append(ScenarioResult(scenario=s.to_dict(), status="failed", reason="wrong_output",
                                        detail="rel L2 error 0.4 > 1e-2 (stand-in)", rel_l2_err=0.4,
@@ -42,7 +45,7 @@ def standin_result(request, speedup: Optional[float], flags=(), row_flags=()):
                                        flags=list(row_flags)))
     result = SuiteResult(kernel_path=request.kernel_path, kernel_sha=sha, suite=request.suite, status="evaluated",
                          rows=rows, gpu="stand-in (CPU)", versions={"standin": "1"}, flags=list(flags),
-                         stop_expr=request.stop_expr)
+                         stop_expr=request.stop_expr, problem=problem.name)
     result.stop_met = evaluate_stop(request.stop_expr, result.stop_variables()) if request.stop_expr else False
     return result
 

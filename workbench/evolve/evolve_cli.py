@@ -37,14 +37,14 @@ def validate_config(config: EvolveConfig, resuming: bool) -> None:
     """What the run will read and write, checked before its folder exists (raises UsageError)."""
     if not resuming:
         validate.kernel(config.kernel_path)
-    validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr))
-    validate.stop(config.stop_expr)
+    problem = validate.problem(config.problem, config.kernel_path)
+    validate.suite(config.suite, warn=lambda line: print(f"warning: {line}", file=sys.stderr), problem=problem)
+    validate.stop(config.stop_expr, anchors=problem.anchors)
     validate.text_file(config.bank_path, "question bank", "question bank")
     load_bank(config.bank_path)         # every row, as the campaign will read it: a BankError is one line
-    from workbench.harness.result import ANCHORS
-    unknown = [a for a in config.anchors if a not in ANCHORS]
+    unknown = [a for a in config.anchors if a not in problem.anchors]
     if unknown:
-        raise UsageError(f"--anchors: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(ANCHORS)}")
+        raise UsageError(f"--anchors: unknown anchor(s) {', '.join(unknown)}; choose from {', '.join(problem.anchors)}")
     validate.output_dir(config.root, "--root")
     validate.output_dir(config.traces, "--traces")
     check_agent(config.agent, config.model)
@@ -72,7 +72,9 @@ def evolve_main(argv: list[str] | None = None) -> int:
 
     parser = Parser(prog="workbench evolve", description=DESCRIPTION)
     parser.add_argument("--kernel", default=None, help=f"seed kernel (default {DEFAULT_KERNEL})")
-    parser.add_argument("--suite", default=None, help="suite name or CSV (default dev26)")
+    parser.add_argument("--problem", default=None, help="problem name or folder (default: the seed kernel's "
+                                                         "folder's, else attn_fwd)")
+    parser.add_argument("--suite", default=None, help="suite name or CSV (default: the problem's, dev26 for attention)")
     parser.add_argument("--population", type=count(1), default=None, help="population size (default 4)")
     parser.add_argument("--generations", type=count(0), default=None,
                         help="generations after the seed (default 5; 0 judges the seed only)")
@@ -106,7 +108,8 @@ def evolve_main(argv: list[str] | None = None) -> int:
             "min_gain": args.min_gain,
             "agent": args.agent, "evaluator": args.evaluator, "stop_expr": args.stop, "traces": args.traces,
             "anchors": None if args.anchors is None else [a for a in args.anchors.split(",") if a],
-            "episode_turns": args.episode_turns, "seed": args.seed}.items() if v is not None}
+            "episode_turns": args.episode_turns, "seed": args.seed, "problem": args.problem}.items()
+            if v is not None}
         overrides.update(_parse_budget(args.budget))
         if args.model:
             overrides["model"] = args.model
@@ -119,6 +122,7 @@ def evolve_main(argv: list[str] | None = None) -> int:
             config = EvolveConfig.from_dict({**asdict(stored), **overrides})
         else:
             config = EvolveConfig.from_dict({**overrides, "run_id": args.id, "root": args.root})
+            config.settle_problem(given=set(overrides))
         config.pool, config.ray_address, config.slots = args.pool, args.ray_address or "", args.slots or 0
         if args.tournament is not None and args.tournament > config.population:
             raise UsageError(f"--tournament {args.tournament}: a tournament picks among the population's "

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP
+from workbench.campaign.config import DEFAULT_KERNEL, DEFAULT_STOP, campaign_problem, default_stop
 from workbench.questions.bank import DEFAULT_BANK
 
 STATE_FILE = "state/evolution.json"
@@ -42,10 +42,25 @@ class EvolveConfig:
     run_id: str = ""
     traces: str = ""                    # trace root (default: <root>/<run_id>/traces)
     bank_path: str = str(DEFAULT_BANK)
+    problem: str = ""                   # a problem name or folder; '' = the seed kernel's folder's, else attn_fwd
 
     @classmethod
     def from_dict(cls, data: dict) -> "EvolveConfig":
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def settle_problem(self, given=()):
+        """The run's problem (the one named, else the seed kernel's folder's, else attention), recorded by its
+        name; its seed kernel, suite, stop predicate and anchors where `given` does not name them. Returns its
+        definition; ProblemError (a ValueError) for a folder that is none."""
+        problem = campaign_problem(self.problem, "" if "kernel_path" not in given else self.kernel_path)
+        self.problem = problem.ref
+        if problem.name != "attn_fwd":
+            defaults = {"kernel_path": str(problem.original), "suite": problem.default_suite,
+                        "stop_expr": default_stop(problem), "anchors": [problem.main_anchor]}
+            for key, value in defaults.items():
+                if key not in given:
+                    setattr(self, key, value)
+        return problem
 
 
 @dataclass

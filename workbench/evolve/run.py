@@ -137,7 +137,8 @@ class Evolution:
     def _request(self, sha: str) -> CheckRequest:
         c = self.config
         return CheckRequest(kernel_path=str(self.ws.artifacts_dir / f"{sha}.cu"), suite=c.suite,
-                            anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.state["best"])
+                            anchors=tuple(c.anchors), stop_expr=c.stop_expr, previous_best=self.state["best"],
+                            problem=c.problem)
 
     def _source(self, sha: str) -> str:
         return (self.ws.artifacts_dir / f"{sha}.cu").read_text()
@@ -244,7 +245,7 @@ class Evolution:
                                 mode="tools_only", stop_expr=c.stop_expr, agent=c.agent, model=c.model,
                                 campaign_id=cid, root=str(self.ws.root / "episodes"), anchors=list(c.anchors),
                                 budget=Budget(turns=c.episode_turns, tool_calls=c.episode_tool_calls),
-                                seed=c.seed + g * 1000 + slot, arm="evolve-episode")
+                                seed=c.seed + g * 1000 + slot, arm="evolve-episode", problem=c.problem)
         backend = self.backend_factory() if self.backend_factory else make_backend(c.agent, model=c.model, seed=c.seed)
         campaign = Campaign.create(config, backend, evaluator=self.pool.evaluator)
         known = {}

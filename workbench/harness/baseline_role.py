@@ -16,13 +16,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import torch
-
-from workbench.harness.reference import Inputs, Reference, reference_from_output
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing_cache import original_impl
-from workbench.harness.verify import GuardedOutputs, rows_for_seed
+from workbench.harness.verify import default_judge, rows_for_seed
 
 
 @dataclass
@@ -40,8 +37,9 @@ class BaselineTiming:
 
 
 class BaselineRole:
-    def __init__(self, job: dict, tol, cache, own, device: str):
+    def __init__(self, job: dict, tol, cache, own, device: str, judge=None):
         self.job, self.tol, self.cache, self.own, self.device = job, tol, cache, own, device
+        self.judge = judge or default_judge()
         self.first: dict[str, FirstCall] = {}     # scenario key -> the first call made for its rows
         self.spent_s = 0.0                        # seconds of baseline work in the current scenario
 
@@ -61,40 +59,38 @@ class BaselineRole:
         if self.spec is None or self.is_candidate():
             return 0
         seed = self.tol.seeds[0]
-        count = lambda s: len(rows_for_seed(s, self.tol, seed)[: self.tol.original_rows])
+        count = lambda s: len(rows_for_seed(s, self.tol, seed, self.judge)[: self.tol.original_rows])
         return self.cache.preload(self._rows_key(s, seed, count(s)) for s in scenarios)
 
-    def _first_call(self, baseline, s: Scenario, x: Inputs, out: GuardedOutputs) -> FirstCall:
+    def _first_call(self, baseline, s: Scenario, x, out) -> FirstCall:
         start = time.perf_counter()
         rc, foreign = self.own.baseline(baseline, s, x, out)
         call = FirstCall(rc=rc, foreign=foreign, wall_us=self.own.last_call_us)
         self.spent_s += time.perf_counter() - start
         return call
 
-    def rows(self, s: Scenario, baseline) -> Optional[Reference]:
+    def rows(self, s: Scenario, baseline):
         """The baseline's output on the first fixed seed, on a few sampled rows (cached on disk)."""
         if baseline is None or self.spec is None or self.is_candidate():
             return None
         seed = self.tol.seeds[0]
-        rows = rows_for_seed(s, self.tol, seed)[: self.tol.original_rows]
+        rows = rows_for_seed(s, self.tol, seed, self.judge)[: self.tol.original_rows]
         key = self._rows_key(s, seed, len(rows))
         cached = self.cache.load_tensor(key)
         if cached is not None:
-            return Reference(rows=cached["rows"].to(self.device), o=cached["o"].to(self.device).float(),
-                             lse=cached["lse"].to(self.device))
-        x = Inputs.allocate(s, self.device)
+            return self.judge.Reference.from_cache(cached, self.device)
+        x = self.judge.Inputs.allocate(s, self.device)
         x.fill(seed)
-        out = GuardedOutputs(s, self.device, 16)
+        out = self.judge.Outputs(s, self.device, 16)
         out.poison()
         first = self.first[s.key] = self._first_call(baseline, s, x, out)
         if first.rc:
             return None
-        ref = reference_from_output(out.o, out.lse, rows)
-        self.cache.save_tensor(key, {"rows": ref.rows.cpu(), "o": ref.o.to(torch.bfloat16).cpu(),
-                                     "lse": ref.lse.cpu()})
+        ref = self.judge.reference_from_output(out.tensors, rows)
+        self.cache.save_tensor(key, ref.to_cache())
         return ref
 
-    def timing(self, s: Scenario, baseline, sets: list[Inputs], candidate_stats: Optional[Stats],
+    def timing(self, s: Scenario, baseline, sets: list, candidate_stats: Optional[Stats],
                time_kernel: Callable) -> BaselineTiming:
         """The baseline's stats on this scenario: cached, the candidate's own (the candidate is the baseline), or
         timed now (and cached). time_kernel(kernel, s, sets, check_outputs, warm_call_us) -> (Stats, problem)."""
@@ -107,7 +103,7 @@ class BaselineRole:
             return BaselineTiming(stats=stats)
         first = self.first.pop(s.key, None)
         if first is None:        # its rows came from the cache: this is its first call of the scenario
-            first = self._first_call(baseline, s, sets[0], GuardedOutputs(s, self.device, 16))
+            first = self._first_call(baseline, s, sets[0], self.judge.Outputs(s, self.device, 16))
         if first.foreign:
             return BaselineTiming(foreign=first.foreign)
         if first.rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one

@@ -249,12 +249,12 @@ def list_kernels(so_path: str, log: str) -> tuple[list[str], list[str]]:
     return found, reasons
 
 
-def exports_entry_point(so_path: str) -> bool:
+def exports_entry_point(so_path: str, entry_point: str = ENTRY_POINT) -> bool:
     nm = shutil.which("nm")
     if not nm:
         return True  # cannot check here; ctypes will say so at load time
     out = subprocess.run([nm, "-D", "--defined-only", so_path], capture_output=True, text=True).stdout
-    return any(line.split()[-1] == ENTRY_POINT for line in out.splitlines() if line.split())
+    return any(line.split()[-1] == entry_point for line in out.splitlines() if line.split())
 
 
 # ---- the build itself ---------------------------------------------------------------------------------
@@ -280,9 +280,11 @@ def _summarise(ok: bool, errors: list[CompileError], forbidden: list[str], resou
 
 def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 300.0,
                  cache_dir: str | Path | None = None, extra_flags: tuple = (),
-                 include_root: str | Path | None = None) -> BuildResult:
+                 include_root: str | Path | None = None, entry_point: str | None = None) -> BuildResult:
     """Build path into a cached kernel.so. `include_root` is the only folder quoted includes may come from
-    (default: the source's folder); see build_guard for what the source and its object code may contain."""
+    (default: the source's folder); see build_guard for what the source and its object code may contain.
+    `entry_point`: the extern "C" function the library must export (the problem's; default attention's)."""
+    entry_point = entry_point or ENTRY_POINT
     path = Path(path)
     try:
         text = _read_source(path)
@@ -303,8 +305,10 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
         return result
     flags = COMPILE_FLAGS + arch_flags(arch) + list(extra_flags)
     headers = {name: source_sha(body) for name, body in sorted(includes.headers.items())}
+    # another problem's entry point is part of the key (attention's keys stay what they were)
+    entry_key = [] if entry_point == ENTRY_POINT else [entry_point]
     key = hashlib.sha256(json.dumps([sha, headers, flags, nvcc_version(), BUILD_FORMAT,
-                                     build_guard.GUARD_VERSION]).encode()).hexdigest()[:24]
+                                     build_guard.GUARD_VERSION, *entry_key]).encode()).hexdigest()[:24]
     out_dir = Path(cache_dir or default_cache_dir()) / "build" / key
     so_path, meta_path = out_dir / "kernel.so", out_dir / "build.json"
     if so_path.exists() and meta_path.exists():
@@ -345,7 +349,8 @@ def build_kernel(path: str | Path, arch: str = DEFAULT_ARCH, timeout_s: float = 
                         CompileError("link", None, "error",
                                      (link.log.strip().splitlines() or ["link failed"])[-1][:300])]
                 else:
-                    result.ok = _finish_library(result, work.path("kernel.so"), out_dir, path.name, run.log)
+                    result.ok = _finish_library(result, work.path("kernel.so"), out_dir, path.name, run.log,
+                                                entry_point)
         elif not any(e.severity == "error" for e in result.errors):
             tail = [line for line in result.log.strip().splitlines() if line.strip()][-1:] or ["nvcc failed"]
             result.errors.append(CompileError(path.name, None, "error", tail[0][:300]))
@@ -375,11 +380,12 @@ def _read_source(path: Path) -> str:
         raise ValueError(f"not UTF-8 (byte {err.start})") from None
 
 
-def _finish_library(result: BuildResult, built: Path, out_dir: Path, name: str, log: str) -> bool:
+def _finish_library(result: BuildResult, built: Path, out_dir: Path, name: str, log: str,
+                    entry_point: str = ENTRY_POINT) -> bool:
     """Checks on the linked library, then move it into the cache (copied without following links)."""
-    if not exports_entry_point(str(built)):
+    if not exports_entry_point(str(built), entry_point):
         result.errors.append(CompileError(name, None, "error",
-                                          f'no exported symbol {ENTRY_POINT}: declare it extern "C"'))
+                                          f'no exported symbol {entry_point}: declare it extern "C"'))
     result.forbidden = forbidden_in_library(str(built))
     result.kernels, refused = list_kernels(str(built), log)
     result.forbidden += refused

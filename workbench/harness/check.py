@@ -3,7 +3,8 @@
 Build (here, cached) -> evaluation worker (a fresh subprocess on one GPU) -> aggregate, suspicion flags,
 stop predicate. A crashing or hanging candidate costs its worker, never the caller. On a machine without a
 GPU the result is `static_only`: build, resource report and forbidden-library checks, and a plain sentence
-saying that verification and timing need a CUDA GPU.
+saying that verification and timing need a CUDA GPU. The problem (harness/problems.py) is the request's, else the
+one whose folder holds the kernel, else attention; the worker is told its folder.
 """
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import flags, proc_tree, rep_count, sandbox, worker_events
+from workbench.harness import flags, problems, proc_tree, rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.progress_cache import ProgressCache, summary_line
-from workbench.harness.paths import ORIGINAL_KERNEL, REPO_ROOT
+from workbench.harness.paths import REPO_ROOT
 from workbench.harness.problem import Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
 from workbench.harness.scenarios import Scenario, SuiteError, load_suite
@@ -52,13 +53,20 @@ def gpu_available() -> bool:
     return out.returncode == 0 and "GPU" in out.stdout
 
 
-def _spec(path: str, request: CheckRequest):
+def resolve_problem(request: CheckRequest) -> Problem:
+    """The request's problem, else the one whose folder holds the kernel, else attention (ProblemError: a
+    SuiteError naming the folder)."""
+    return Problem.load(request.problem or problems.infer(request.kernel_path) or None)
+
+
+def _spec(path: str, request: CheckRequest, problem: Optional[Problem] = None):
     """('standin'|'so', path, sha, build) for a kernel path; build is None for stand-ins."""
     if path.startswith("standin:"):
         return {"kind": "standin", "path": path.split(":", 1)[1], "sha": path}, None
     include_root = request.include_root if path == request.kernel_path else None
+    entry = problem.definition.entry_point if problem is not None else None
     build = build_kernel(path, arch=request.arch, timeout_s=request.build_timeout_s, cache_dir=request.cache_dir,
-                         include_root=include_root)
+                         include_root=include_root, entry_point=entry)
     return {"kind": "so", "path": build.so_path, "sha": build.sha, "kernels": build.kernels}, build
 
 
@@ -146,6 +154,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
         proc.stdin.write(json.dumps(job))
         proc.stdin.close()
         stream = _WorkerStream(proc)
+        main = problems.load(job.get("problem")).main_anchor
         protocol = worker_events.Protocol(job["scenarios"])
         deadline = worker_events.Deadline(WORKER_START_TIMEOUT_S, timeout_s, len(scenarios))
         index, done, malformed = 0, False, ""
@@ -189,7 +198,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                 rows[row.name] = row
                 index += 1
                 eta = timings.done(row.name, event.get("spent") or {})
-                progress(format_progress(index, len(scenarios), row) + (f"  {eta}" if eta else ""))
+                progress(format_progress(index, len(scenarios), row, main) + (f"  {eta}" if eta else ""))
                 current = None
             elif kind == "fatal":
                 failure = (event["reason"], event["detail"])
@@ -216,7 +225,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
         scenario = next(s for s in scenarios if s.name == current)
         rows[current] = ScenarioResult(scenario=scenario.to_dict(), status=FAILED, reason=reason, detail=detail)
         index += 1
-        progress(format_progress(index, len(scenarios), rows[current]))
+        progress(format_progress(index, len(scenarios), rows[current], main))
     elif malformed:
         info["error"] = malformed
     elif failure and failure[0] == "timeout" and not done:     # between scenarios: loading the library, say
@@ -239,7 +248,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
     return ordered, info
 
 
-def format_progress(index: int, total: int, row: ScenarioResult) -> str:
+def format_progress(index: int, total: int, row: ScenarioResult, main: str = "fa3") -> str:
     head = f"[{index:>3}/{total}] {row.name:<34}"
     if row.status != "passed":
         return f"{head} {row.status.upper()} {row.reason}: {row.detail}"[:200]
@@ -249,7 +258,7 @@ def format_progress(index: int, total: int, row: ScenarioResult) -> str:
     if row.stats is None:
         return f"{head} passed  rel err {row.rel_l2_err:.1e}  (not timed)"
     parts = [f"{head} passed", f"{row.stats.median_us:>9.1f} us", f"{row.tflops:>6.1f} TFLOP/s"]
-    for name in ("original", "fa3"):
+    for name in ("original", main):
         x = row.speedup(name)
         if x:
             parts.append(f"x{x:.2f} {name}")
@@ -290,7 +299,7 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
             row.flags.append("not_graph_capturable")   # timed behind a GPU delay instead (row.stats.note: why)
         if clocks_apart(row, clock_apart):
             row.flags.append("clock_apart")
-        shape = Scenario(**row.scenario)
+        shape = problems.scenario_from_dict(row.scenario)
         min_us = shape.min_bytes() / hbm * 1e6
         row.floor_us = max(min_us, shape.flops() / (ceiling * 1e12) * 1e6)
         if row.stats.median_us < min_us:
@@ -309,16 +318,16 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     """Build, verify and time request.kernel_path on request.suite. Raises SuiteError for a bad suite."""
     progress = progress or (lambda line: None)
     start = time.monotonic()
-    scenarios = load_suite(request.suite)
+    problem = resolve_problem(request)
+    scenarios = load_suite(request.suite, problem=problem.definition)
     try:                      # the proof's switches, read by the worker: a bad value fails here, before any work
         profile_samples_from_env(os.environ)
         rep_count.rules_from_env(os.environ)
     except ValueError as err:
         raise SuiteError(str(err)) from None
-    problem = Problem.load()
     result = SuiteResult(kernel_path=request.kernel_path, kernel_sha="", suite=request.suite, status="error",
-                         stop_expr=request.stop_expr, eval_id=uuid.uuid4().hex[:12])
-    candidate, build = _spec(request.kernel_path, request)
+                         stop_expr=request.stop_expr, eval_id=uuid.uuid4().hex[:12], problem=problem.name)
+    candidate, build = _spec(request.kernel_path, request, problem)
     result.kernel_sha = candidate["sha"]
     if build is not None:
         result.build = build.to_dict()
@@ -326,8 +335,9 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
         if build.forbidden or not build.ok:
             result.status, result.error = ("forbidden" if build.forbidden else "build_failed"), build.summary
             return _finish(result, request, start, problem)
-    baseline_path = request.baseline_path or str(ORIGINAL_KERNEL)
-    baseline, baseline_build = (None, None) if baseline_path in ("", "none") else _spec(baseline_path, request)
+    baseline_path = request.baseline_path or str(problem.definition.original)
+    baseline, baseline_build = (None, None) if baseline_path in ("", "none") else _spec(baseline_path, request,
+                                                                                        problem)
     if baseline_build is not None and not baseline_build.ok:
         result.error = f"the baseline kernel does not build: {baseline_build.summary}"
         return _finish(result, request, start, problem)
@@ -342,7 +352,7 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     if baseline is not None and baseline["kind"] == "so" and device == "cpu":
         baseline = {"kind": "standin", "path": "slow_correct", "sha": "standin:slow_correct"}
     job = {"request": request.to_dict(), "candidate": candidate, "baseline": baseline, "device": device,
-           "scenarios": [s.to_dict() for s in scenarios]}
+           "scenarios": [s.to_dict() for s in scenarios], "problem": str(problem.definition.folder)}
     rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index)
     if summary_line(info["timings"]):
         progress(summary_line(info["timings"]))

@@ -7,7 +7,10 @@ the build keeps the `.s` that gcc wrote for the host half of the candidate (`-Xc
 device bodies are gone by then, cudafe replaced them) and `check(text)` refuses:
 
   * every inline-assembly block (`#APP`..`#NO_APP`, gcc marks each `asm` statement so), except the one nvcc
-    itself writes to embed the device code (`.section .nv_fatbin` + `fatbinData:` + `.quad` data only);
+    itself writes to embed the device code (`.section .nv_fatbin` + `fatbinData:` + `.quad` data + `.text`);
+    what gcc writes of its own before the `#NO_APP` that closes that block (the rodata of a string literal the
+    next function uses, e.g. kernels/gemm_bf16/ladder/02_wgmma_tma.cu's "cuTensorMapEncodeTiled") is checked
+    line by line as below, like any of gcc's own lines;
   * any line that is not what gcc writes: a label, an instruction, or a directive of the set gcc uses, with
     operands of plain symbols and numbers — no `;` (a second statement), no `#` (a comment hiding the rest of the
     line), no `.incbin`/`.include`/`.macro`/`.irp`. This catches assembler text smuggled in without `asm` (an
@@ -49,13 +52,18 @@ _FATBIN_BLOCK = [re.compile(r'^\.section \.nv_fatbin, "a"$'), re.compile(r"^\.al
 MAX_REASONS = 3
 
 
-def _nvcc_fatbin_block(lines: list[str]) -> bool:
-    """The one inline-assembly block nvcc writes itself: the device code as .quad data in .nv_fatbin."""
-    body = [line.strip() for line in lines if line.strip()]
-    if len(body) < 4 or not _FATBIN_BLOCK[0].match(body[0]) or not _FATBIN_BLOCK[1].match(body[1]) \
-            or not _FATBIN_BLOCK[2].match(body[2]) or not _FATBIN_BLOCK[4].match(body[-1]):
-        return False
-    return all(_FATBIN_BLOCK[3].match(line) for line in body[3:-1])
+def _nvcc_fatbin_block(lines: list[str]) -> int:
+    """How many of an inline-assembly block's lines are the one block nvcc writes itself (the device code as
+    .quad data in .nv_fatbin, up to its closing .text); 0 when the block does not start so."""
+    body = [(n, line.strip()) for n, line in enumerate(lines) if line.strip()]
+    if len(body) < 4 or not all(_FATBIN_BLOCK[k].match(body[k][1]) for k in range(3)):
+        return 0
+    for n, line in body[3:]:
+        if _FATBIN_BLOCK[4].match(line):
+            return n + 1
+        if not _FATBIN_BLOCK[3].match(line):
+            return 0
+    return 0
 
 
 def _executable(name: str, flags: str) -> bool:
@@ -96,11 +104,16 @@ def check(text: str) -> list[str]:
         i += 1
         if line == "#APP":
             end = next((j for j in range(i, len(lines)) if lines[j] == "#NO_APP"), len(lines))
+            nvcc = _nvcc_fatbin_block(lines[i:end])
+            if nvcc:            # nvcc's own block; gcc's lines after it, up to #NO_APP, are checked as gcc's
+                i += nvcc
+                continue
             block, i = lines[i:end], end + 1
-            if not _nvcc_fatbin_block(block):
-                first = next((x.strip() for x in block if x.strip() and not x.startswith("#")), "")
-                reasons.append(f"host code holds inline assembly (line {number} of its assembly: {first[:80]!r}); "
-                               "host code may not use asm (device code's inline PTX stays allowed)")
+            first = next((x.strip() for x in block if x.strip() and not x.startswith("#")), "")
+            reasons.append(f"host code holds inline assembly (line {number} of its assembly: {first[:80]!r}); "
+                           "host code may not use asm (device code's inline PTX stays allowed)")
+            continue
+        if line == "#NO_APP":   # the end of nvcc's block, after gcc's own lines
             continue
         if not line or _LABEL.match(line):
             continue

@@ -23,11 +23,10 @@ from typing import Optional
 import torch
 
 from workbench.harness import activity
-from workbench.harness.foreign import judge
-from workbench.harness.reference import Inputs, reference, sample_rows
+from workbench.harness.foreign import judge as judge_activity
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing import CaptureFailed
-from workbench.harness.verify import GuardedOutputs, Tolerances, errors_against, synchronize
+from workbench.harness.verify import Tolerances, default_judge, synchronize
 
 POLICY_ENV = "WORKBENCH_FOREIGN_CHECK"
 POLICIES = ("all", "sampled", "off")
@@ -43,14 +42,19 @@ def policy(device: str) -> tuple[str, str]:
 
 
 class OwnKernelCheck:
-    def __init__(self, job: dict, tol: Tolerances, fresh_seed: int):
+    def __init__(self, job: dict, tol: Tolerances, fresh_seed: int, problem=None):
         self.job, self.tol, self.fresh_seed = job, tol, fresh_seed
         self.device = job["device"]
         self.policy, self.note = policy(self.device)
-        shapes = [Scenario(**raw) for raw in job.get("scenarios", [])]
-        self.sampled = {shapes[0].name, max(shapes, key=Scenario.flops).name} if shapes else set()
+        self.problem = problem
+        self.judge = problem.judge if problem is not None else default_judge()
+        shapes = [self._scenario(raw) for raw in job.get("scenarios", [])]
+        self.sampled = {shapes[0].name, max(shapes, key=lambda s: s.flops()).name} if shapes else set()
         self.seconds, self.calls = 0.0, 0       # what the check cost this worker (reported in its done event)
         self.last_call_us = None                 # wall time of the last baseline call, kernel + synchronize
+
+    def _scenario(self, raw: dict):
+        return self.problem.definition.scenario(raw) if self.problem is not None else Scenario(**raw)
 
     def applies(self, s: Scenario) -> bool:
         return self.policy == "all" or (self.policy == "sampled" and s.name in self.sampled)
@@ -61,21 +65,23 @@ class OwnKernelCheck:
     def own_names(self, role: str) -> list[str]:
         spec = self.job.get(role) or {}
         if spec.get("kind") == "standin":
+            if self.problem is not None:
+                return list(self.problem.definition.standins.KERNELS)
             from workbench.harness.standins import KERNELS
             return KERNELS
         return list(spec.get("kernels") or [])
 
-    def _recorded(self, kernel, x: Inputs, out: GuardedOutputs, s: Scenario) -> tuple[int, list[str]]:
+    def _recorded(self, kernel, x, out, s: Scenario) -> tuple[int, list[str]]:
         synchronize(self.device)
         with activity.recording(self.device) as seen:
             start = time.perf_counter()
-            rc = kernel(x, out.o, out.lse, s)
+            rc = kernel(x, *out.tensors, s)
             synchronize(self.device)
             self.last_call_us = (time.perf_counter() - start) * 1e6
         self.calls += 1
         return rc, seen
 
-    def _recorded_replay(self, graph, out: GuardedOutputs) -> list[str]:
+    def _recorded_replay(self, graph, out) -> list[str]:
         out.poison()
         synchronize(self.device)
         with activity.recording(self.device) as seen:
@@ -84,19 +90,20 @@ class OwnKernelCheck:
         self.calls += 1
         return seen
 
-    def candidate(self, kernel, s: Scenario, x: Inputs, out: GuardedOutputs, capture=None) -> tuple[str, str]:
+    def candidate(self, kernel, s: Scenario, x, out, capture=None) -> tuple[str, str]:
         """(reason, detail): reason '' when the call ran only the candidate's kernels and got the output right;
         detail then lists the copies/sets it issued, if any. capture: the timer's capture(launch, i) -> graph."""
         start = time.perf_counter()
-        tol = self.tol
+        tol, judge = self.tol, self.judge
         x.fill(self.fresh_seed + 104729)
-        rows = sample_rows(s, tol.original_rows, 0, torch.Generator().manual_seed(self.fresh_seed + 3))
-        ref = reference(s, x, rows)
+        rows = judge.sample_rows(s, tol, tol.original_rows, torch.Generator().manual_seed(self.fresh_seed + 3))
+        ref = judge.reference(s, x, rows)
         out.poison()
         seen: list[str] = []
+        args = out.tensors
         if capture is not None:
             try:
-                graph = capture(lambda _i: kernel(x, out.o, out.lse, s), 0)
+                graph = capture(lambda _i: kernel(x, *args, s), 0)
             except CaptureFailed:                  # timed as plain calls, so recorded as one
                 graph = None
             if graph is not None:
@@ -106,35 +113,35 @@ class OwnKernelCheck:
         if not seen:
             out.poison()
             rc, seen = self._recorded(kernel, x, out, s)
-        verdict = judge(seen, self.own_names("candidate"), wrote_output=out.o.numel() > 0)
+        verdict = judge_activity(seen, self.own_names("candidate"), wrote_output=out.tensors[0].numel() > 0)
         outcome = ("", verdict.detail() if verdict.transfers else "")
+        rel_bound, max_bound = judge.bounds(tol, s)
         if rc:
-            outcome = "unsupported", (f"attn_fwd returned error code {rc} on the call recorded for the "
+            outcome = "unsupported", (f"{judge.ENTRY} returned error code {rc} on the call recorded for the "
                                       "foreign-kernel check")
         elif not verdict.ok:
             outcome = "foreign_kernel", verdict.detail()
         else:
-            errs = errors_against(out.o, out.lse, ref, s)
-            if not (errs.rel_l2 <= tol.rel_l2_tol and errs.max_abs <= tol.max_abs_tol):
+            errs = judge.errors(out.tensors, ref, s)
+            if not (errs.rel_l2 <= rel_bound and errs.max_abs <= max_bound):
                 outcome = "timed_mismatch", (f"the call recorded for the foreign-kernel check (new inputs, after "
                                              f"verification passed) has rel L2 {errs.rel_l2:.2e}")
         self.seconds += time.perf_counter() - start
         return outcome
 
-    def baseline(self, kernel, s: Scenario, x: Inputs,
-                 out: Optional[GuardedOutputs] = None) -> tuple[int, Optional[str]]:
+    def baseline(self, kernel, s: Scenario, x, out=None) -> tuple[int, Optional[str]]:
         """The baseline's first call: (its return code, a detail line when it ran kernels not its own). Its output
         is in `out` after it returns (synchronized), its wall time in `last_call_us`."""
-        out = out or GuardedOutputs(s, self.device, 16)
+        out = out or self.judge.Outputs(s, self.device, 16)
         if not self.applies(s):
             synchronize(self.device)
             start = time.perf_counter()
-            rc = kernel(x, out.o, out.lse, s)
+            rc = kernel(x, *out.tensors, s)
             synchronize(self.device)
             self.last_call_us = (time.perf_counter() - start) * 1e6
             return rc, None
         start = time.perf_counter()
         rc, seen = self._recorded(kernel, x, out, s)
-        verdict = judge(seen, self.own_names("baseline"), wrote_output=out.o.numel() > 0)
+        verdict = judge_activity(seen, self.own_names("baseline"), wrote_output=out.tensors[0].numel() > 0)
         self.seconds += time.perf_counter() - start
         return rc, (None if rc or verdict.ok else "the baseline: " + verdict.detail())

@@ -30,7 +30,8 @@ def find_home() -> Path:
 
 
 HOME = find_home()
-PROBLEM_DIR = HOME / "kernels" / "attn_fwd"
+PROBLEM_DIR = HOME / "kernels" / "attn_fwd"      # the default problem (any other: harness/problems.py)
+DEFAULT_PROBLEM = PROBLEM_DIR.name
 PROBLEM_FILE = PROBLEM_DIR / "problem.toml"
 ORIGINAL_KERNEL = PROBLEM_DIR / "original.cu"
 SUITES_DIR = PROBLEM_DIR / "suites"

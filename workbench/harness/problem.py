@@ -1,25 +1,38 @@
-"""The problem definition as data: kernels/attn_fwd/problem.toml (tolerances, timing, ceilings, flags)."""
+"""The problem definition as data: a problem folder's problem.toml (tolerances, timing, ceilings, flags) read into
+the harness's records, with the folder's interface modules beside it (problems.py). Default: kernels/attn_fwd."""
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
-from workbench.harness.paths import PROBLEM_FILE
+from workbench.harness import problems
 from workbench.harness.timing import TimingConfig
-from workbench.harness.verify import Tolerances
 
 
 @dataclass
 class Problem:
-    tolerances: Tolerances
+    tolerances: object            # the problem's judge.Tolerances (attention's: verify.Tolerances)
     timing: TimingConfig
     ceilings: dict
     flags: dict
+    definition: Optional[problems.Definition] = None
 
     @classmethod
-    def load(cls, path: Path = PROBLEM_FILE) -> "Problem":
-        data = tomllib.loads(Path(path).read_text())
-        return cls(tolerances=Tolerances.from_problem(data.get("verify", {})),
+    def load(cls, problem: str | Path | None = None) -> "Problem":
+        """problem: a name under kernels/, a problem folder, or its problem.toml (None: attention)."""
+        if problem is not None and str(problem).endswith(".toml"):
+            problem = Path(problem).parent
+        definition = problems.load(problem)
+        data = definition.toml
+        return cls(tolerances=definition.judge.Tolerances.from_problem(data.get("verify", {})),
                    timing=TimingConfig.from_problem(data.get("timing", {})),
-                   ceilings=data.get("ceilings", {}), flags=data.get("flags", {}))
+                   ceilings=data.get("ceilings", {}), flags=data.get("flags", {}), definition=definition)
+
+    @property
+    def judge(self):
+        return self.definition.judge
+
+    @property
+    def name(self) -> str:
+        return self.definition.name

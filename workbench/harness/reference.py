@@ -75,6 +75,23 @@ class Reference:
     o: torch.Tensor      # [B, R, Hq, D] fp32
     lse: torch.Tensor    # [B, Hq, R] fp32 (-inf where a row sees no key)
 
+    @property
+    def primary(self) -> torch.Tensor:
+        """The output an anchor's error and `workbench warm`'s check are measured on."""
+        return self.o
+
+    def head(self, n: int) -> "Reference":
+        """The first n of these rows."""
+        return Reference(rows=self.rows[:n], o=self.o[:, :n], lse=self.lse[:, :, :n])
+
+    def to_cache(self) -> dict:
+        """CPU tensors for the timing cache (o as bf16: what a kernel wrote)."""
+        return {"rows": self.rows.cpu(), "o": self.o.to(torch.bfloat16).cpu(), "lse": self.lse.cpu()}
+
+    @classmethod
+    def from_cache(cls, data: dict, device: str) -> "Reference":
+        return cls(rows=data["rows"].to(device), o=data["o"].to(device).float(), lse=data["lse"].to(device))
+
 
 def reference(s: Scenario, inputs: Inputs, rows: torch.Tensor) -> Reference:
     """fp32 attention for the given query rows (exact: every key, bottom-right causal mask)."""

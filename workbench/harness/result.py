@@ -12,7 +12,7 @@ from typing import Optional
 
 from workbench.harness.scenarios import CATEGORY_NAMES, geomean
 
-ANCHORS = ("fa3", "fa4", "cudnn", "fa2")
+ANCHORS = ("fa3", "fa4", "cudnn", "fa2")      # attention's; another problem's are its problem.toml [anchors]
 BASELINE = "original"
 
 # status of one scenario
@@ -100,8 +100,8 @@ class ScenarioResult:
         return self.scenario.get("category", "user")
 
     def flops(self) -> float:
-        from workbench.harness.scenarios import Scenario
-        return Scenario(**self.scenario).flops()
+        from workbench.harness.problems import scenario_from_dict
+        return scenario_from_dict(self.scenario).flops()
 
     @property
     def tflops(self) -> Optional[float]:
@@ -144,6 +144,7 @@ class SuiteResult:
     stop_met: Optional[bool] = None
     wall_s: float = 0.0
     eval_id: str = ""
+    problem: str = "attn_fwd"           # the problem folder's name (harness/problems.py)
 
     # ---- aggregate figures (computed, not stored) -------------------------------------------------
     @property
@@ -163,7 +164,7 @@ class SuiteResult:
     def geomeans(self) -> dict:
         """{'overall': {'original': x, 'fa3': y, ...}, 'A': {...}, ...} for every baseline/anchor timed."""
         names = sorted({k for r in self.rows for k in r.reference_stats})
-        cats = [c for c in CATEGORY_NAMES if any(r.category == c for r in self.rows)]
+        cats = [c for c in _category_names(self.problem) if any(r.category == c for r in self.rows)]
         out = {"overall": {n: self.geomean_vs(n) for n in names}}
         for c in cats:
             out[c] = {n: self.geomean_vs(n, c) for n in names}
@@ -185,6 +186,11 @@ class SuiteResult:
             variables[f"geomean_vs_{anchor}"] = self.geomean_vs(anchor)
         speedups = [r.speedup("fa3") for r in self.rows if r.speedup("fa3")]
         variables["min_vs_fa3"] = min(speedups) if speedups else float("nan")
+        timed = {k for r in self.rows for k in r.reference_stats}
+        for anchor in sorted((timed | set(_anchor_names(self.problem))) - {BASELINE, *ANCHORS}):
+            variables[f"geomean_vs_{anchor}"] = self.geomean_vs(anchor)     # another problem's anchors
+            speedups = [r.speedup(anchor) for r in self.rows if r.speedup(anchor)]
+            variables[f"min_vs_{anchor}"] = min(speedups) if speedups else float("nan")
         return variables
 
     # ---- serialisation ------------------------------------------------------------------------------
@@ -215,7 +221,7 @@ class SuiteResult:
                    "call_us": r.stats.call_us if r.stats else None,
                    "timing_method": r.stats.method if r.stats else None,
                    "flags": ",".join(r.flags),
-                   **{k: r.scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}}
+                   **_shape_columns(r.scenario)}
             for name, st in r.reference_stats.items():
                 rec[f"us_{name}"] = st.median_us
                 rec[f"call_us_{name}"] = st.call_us
@@ -223,6 +229,37 @@ class SuiteResult:
                 rec[f"x_{name}"] = r.speedup(name)
             records.append(rec)
         return pd.DataFrame.from_records(records)
+
+
+def _shape_columns(scenario: dict) -> dict:
+    """A frame's shape columns: attention's four, or every number of another problem's scenario."""
+    if "head_dim" in scenario:
+        return {k: scenario[k] for k in ("head_dim", "causal", "seqlen_q", "seqlen_k")}
+    return {k: v for k, v in scenario.items() if k not in ("name", "category", "problem", "dtype")}
+
+
+def _anchor_names(problem: str) -> tuple:
+    """The anchors the problem knows (none beyond attention's when it is attention or unknown here)."""
+    from workbench.harness import problems
+
+    if not problem or problem == problems.DEFAULT_PROBLEM:
+        return ()
+    try:
+        return problems.load(problem).anchors
+    except problems.ProblemError:
+        return ()
+
+
+def _category_names(problem: str) -> dict:
+    """The problem's categories in report order (attention's when the problem is unknown here)."""
+    from workbench.harness import problems
+
+    if not problem or problem == problems.DEFAULT_PROBLEM:
+        return CATEGORY_NAMES
+    try:
+        return problems.load(problem).category_names
+    except problems.ProblemError:
+        return CATEGORY_NAMES
 
 
 def exit_code(result: SuiteResult) -> int:
@@ -253,6 +290,7 @@ class CheckRequest:
     gpu_index: int = 0
     fail_fast: bool = False                   # stop at the first failing scenario (the rest: skipped)
     timing: bool = True                       # False: verify only (anchors still checked for correctness)
+    problem: str = ""                         # a problem name or folder; '' = the kernel's folder's, else attention
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -13,7 +13,8 @@ left of a run. It carries what identifies the run (eval id, kernel sha, suite) a
 (on one line). `status` is the suite's: evaluated | build_failed | forbidden | static_only | crashed | error; a
 failed verification is `evaluated` with `all_correct` false and its failing scenarios in `failures`. Geomeans that
 could not be computed are null, never NaN, so any JSON parser reads the line. Fields are only ever added; a reader
-ignores the ones it does not know and `schema` goes up only when a field changes meaning.
+ignores the ones it does not know and `schema` goes up only when a field changes meaning (`problem` was added
+with problems as data: absent in older lines, which are attention's).
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def result_record(result, ts: datetime | None = None) -> dict:
         "kernel_sha": result.kernel_sha,
         "kernel_path": result.kernel_path,
         "suite": result.suite,
+        "problem": getattr(result, "problem", "") or None,
         "status": result.status,
         "all_correct": result.all_correct,
         "stop_expr": result.stop_expr or None,

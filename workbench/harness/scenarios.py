@@ -2,7 +2,8 @@
 
 A suite is a CSV under kernels/attn_fwd/suites/ (or any path a user passes) with the columns
     name, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, causal, dtype[, category]
-Bad rows are refused with the file, the line and the reason, never half-loaded.
+Bad rows are refused with the file, the line and the reason, never half-loaded. This module is attention's
+Scenario; the suite loader reads any problem's suites through its problem.py (problems.py): `problem=` names it.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness.paths import SUITES_DIR
+from workbench.harness.paths import DEFAULT_PROBLEM, SUITES_DIR
 
 REQUIRED_COLUMNS = ("name", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "causal", "dtype")
 OPTIONAL_COLUMNS = ("category",)
@@ -26,6 +27,7 @@ CATEGORY_NAMES = {
     "C": "ragged lengths",
     "D": "KV-cache prefill + cross",
     "E": "edge cases of the contract",
+    "serving": "shapes of a real serving run (workbench suite from-flashinfer)",
     "user": "user shapes",
 }
 
@@ -139,12 +141,21 @@ def scenario_from_row(row: dict) -> Scenario:
                     category=category, **ints)
 
 
-def resolve_suite_path(suite: str | Path) -> Path:
-    """A suite is a name under kernels/attn_fwd/suites/ (smoke, dev26, full) or a path to a CSV."""
+def resolve_suite_path(suite: str | Path, problem=None) -> Path:
+    """A suite is a name under the problem's suites/ (attention's: smoke, dev26, full) or a path to a CSV."""
     path = Path(suite)
     if path.suffix == ".csv" or path.exists():
         return path
-    return SUITES_DIR / f"{suite}.csv"
+    return _suites_dir(problem) / f"{suite}.csv"
+
+
+def _suites_dir(problem) -> Path:
+    return SUITES_DIR if problem is None else problem.suites_dir
+
+
+def _definition(problem):
+    """A problem definition (problems.load's), or None for attention's, which this module's own functions read."""
+    return None if problem is None or problem.name == DEFAULT_PROBLEM else problem
 
 
 def decode_utf8(data: bytes, path: str | Path, what: str = "file") -> str:
@@ -179,47 +190,51 @@ def read_utf8(path: Path, error=ValueError, limit: int = 16 << 20, what: str = "
         raise error(str(err)) from None
 
 
-def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None) -> list[Scenario]:
+def load_suite(suite: str | Path, warn: Optional[Callable[[str], None]] = None, problem=None) -> list:
     """The scenarios of a suite; `warn` is told about columns the suite format does not know (they are
-    ignored: most often a misspelt optional column)."""
+    ignored: most often a misspelt optional column). `problem`: the definition (problems.load) whose suite
+    format applies (default attention's)."""
     try:
-        path = resolve_suite_path(suite)
+        path = resolve_suite_path(suite, _definition(problem))
         exists, is_dir = path.exists(), path.is_dir()
     except OSError as err:          # a name longer than the system allows, a path through a file
-        raise SuiteError(f"suite {str(suite)[:80]!r}: {err.strerror}; pass a CSV path or one of: {suite_names()}") \
-            from None
+        raise SuiteError(f"suite {str(suite)[:80]!r}: {err.strerror}; pass a CSV path or one of: "
+                         f"{suite_names(problem)}") from None
     if not exists:
-        raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {suite_names()}")
+        raise SuiteError(f"{path}: suite not found; pass a CSV path or one of: {suite_names(problem)}")
     if is_dir:
         raise SuiteError(f"{path}: is a directory; pass a suite CSV file or one of the suite names")
-    return parse_suite(read_utf8(path, SuiteError, what="suite"), path, warn)
+    return parse_suite(read_utf8(path, SuiteError, what="suite"), path, warn, problem)
 
 
-def suite_names() -> str:
-    """The named suites, as a refusal lists them."""
-    return ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.csv"))) or "(none found)"
+def suite_names(problem=None) -> str:
+    """The named suites (of `problem`, default attention's), as a refusal lists them."""
+    return ", ".join(sorted(p.stem for p in _suites_dir(_definition(problem)).glob("*.csv"))) or "(none found)"
 
 
-def parse_suite(text: str, path: str | Path, warn: Optional[Callable[[str], None]] = None) -> list[Scenario]:
-    """The scenarios of a suite's text; `path` is what the messages name."""
+def parse_suite(text: str, path: str | Path, warn: Optional[Callable[[str], None]] = None, problem=None) -> list:
+    """The scenarios of a suite's text; `path` is what the messages name; `problem` as for load_suite."""
+    problem = _definition(problem)
+    required = REQUIRED_COLUMNS if problem is None else problem.columns
+    from_row = scenario_from_row if problem is None else problem.module.scenario_from_row
     lines = text.splitlines()
     reader = csv.DictReader(line for line in lines if not line.lstrip().startswith("#"))
     header = reader.fieldnames or []
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    missing = [c for c in required if c not in header]
     if missing:
         raise SuiteError(f"{path}:1: header lacks column(s) {', '.join(missing)}; "
-                         f"expected {','.join(REQUIRED_COLUMNS)}[,category]")
-    unknown = [c for c in header if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+                         f"expected {','.join(required)}[,category]")
+    unknown = [c for c in header if c not in required + OPTIONAL_COLUMNS]
     if unknown and warn:
         warn(f"{path}:1: unknown column(s) {', '.join(map(repr, unknown))} ignored; the columns are "
-             f"{','.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+             f"{','.join(required + OPTIONAL_COLUMNS)}")
     scenarios, names = [], set()
     # line numbers count comment lines too, so we keep them for honest positions
     data_lines = [n for n, line in enumerate(lines, start=1)
                   if line.strip() and not line.lstrip().startswith("#")][1:]
     for line_no, row in zip(data_lines, reader):
         try:
-            scenario = scenario_from_row(row)
+            scenario = from_row(row)
         except ValueError as err:
             raise SuiteError(f"{path}:{line_no}: {err}; fix or remove this row") from None
         if scenario.name in names:
@@ -231,14 +246,21 @@ def parse_suite(text: str, path: str | Path, warn: Optional[Callable[[str], None
     return scenarios
 
 
-def write_suite(path: Path, scenarios: list[Scenario]) -> None:
-    columns = list(REQUIRED_COLUMNS) + ["category"]
+def suite_row(s: Scenario) -> list:
+    """One scenario as its suite CSV row (REQUIRED_COLUMNS, then category)."""
+    return [s.name, s.batch, s.heads_q, s.heads_kv, s.seqlen_q, s.seqlen_k, s.head_dim, int(s.causal), s.dtype,
+            s.category]
+
+
+def write_suite(path: Path, scenarios: list, problem=None) -> None:
+    problem = _definition(problem)
+    columns = list(REQUIRED_COLUMNS if problem is None else problem.columns) + ["category"]
+    row = suite_row if problem is None else problem.module.suite_row
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
         for s in scenarios:
-            writer.writerow([s.name, s.batch, s.heads_q, s.heads_kv, s.seqlen_q, s.seqlen_k, s.head_dim,
-                             int(s.causal), s.dtype, s.category])
+            writer.writerow(row(s))
 
 
 def geomean(values) -> float:

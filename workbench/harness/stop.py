@@ -3,7 +3,8 @@
     all_correct and geomean_vs_fa3 >= 1.0
     n_failed == 0 and (geomean_vs_original > 20 or geomean_vs_fa2 >= 1.1)
 
-Names come from SuiteResult.stop_variables(); only comparisons, and/or/not, arithmetic and numbers are allowed,
+Names come from SuiteResult.stop_variables() (another problem's anchors add their `geomean_vs_X` and `min_vs_X`:
+`anchors=` below); only comparisons, and/or/not, arithmetic and numbers are allowed,
 so a predicate from a config file or a command line can never run code. `validate_stop` also evaluates the
 predicate on a sample result before any work is spent, so `1/0` or a bare number is refused up front; during a
 real evaluation a division by zero is a figure that cannot be computed (NaN), which never satisfies a comparison.
@@ -29,13 +30,25 @@ class StopExprError(ValueError):
     pass
 
 
+def stop_names(anchors=()) -> tuple:
+    """STOP_NAMES and the figures of any other anchors (a problem's problem.toml [anchors])."""
+    extra = [f"{kind}_vs_{a}" for a in anchors for kind in ("geomean", "min")]
+    return STOP_NAMES + tuple(n for n in extra if n not in STOP_NAMES)
+
+
+def _sample(anchors) -> dict:
+    extra = {n: (0.9 if n.startswith("geomean") else 0.5) for n in stop_names(anchors) if n not in SAMPLE_VARIABLES}
+    return {**SAMPLE_VARIABLES, **extra}
+
+
 _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
         ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
-def parse_stop(expr: str) -> ast.Expression:
+def parse_stop(expr: str, anchors=()) -> ast.Expression:
     """Parse and validate; raises StopExprError with what is wrong and what is allowed."""
+    known = stop_names(anchors)
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as err:
@@ -43,8 +56,8 @@ def parse_stop(expr: str) -> ast.Expression:
                             f"'all_correct and geomean_vs_fa3 >= 1.0' (compare with ==, >=, <=, >, <; names: "
                             f"{', '.join(STOP_NAMES)})") from None
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id not in STOP_NAMES and node.id not in ("True", "False"):
-            raise StopExprError(f"stop expression uses unknown name {node.id!r}; known: {', '.join(STOP_NAMES)}")
+        if isinstance(node, ast.Name) and node.id not in known and node.id not in ("True", "False"):
+            raise StopExprError(f"stop expression uses unknown name {node.id!r}; known: {', '.join(known)}")
         allowed = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.Compare,
                    ast.BinOp, ast.Name, ast.Load, ast.Constant, *_CMP, *_BIN)
         if not isinstance(node, allowed):
@@ -96,11 +109,11 @@ def _eval(node, names: dict, strict: bool = False):
     raise StopExprError(f"unsupported expression node {type(node).__name__}")
 
 
-def validate_stop(expr: str) -> None:
+def validate_stop(expr: str, anchors=()) -> None:
     """Parse the predicate and try it on SAMPLE_VARIABLES; raises StopExprError saying what to change."""
-    tree = parse_stop(expr)
+    tree = parse_stop(expr, anchors)
     try:
-        value = _eval(tree, SAMPLE_VARIABLES, strict=True)
+        value = _eval(tree, _sample(anchors), strict=True)
     except ZeroDivisionError:
         raise StopExprError(f"stop expression {expr!r} divides by zero; divide by a figure or a non-zero "
                             "number") from None
@@ -110,4 +123,5 @@ def validate_stop(expr: str) -> None:
 
 
 def evaluate_stop(expr: str, variables: dict) -> bool:
-    return bool(_eval(parse_stop(expr), variables))
+    anchors = [n[len("geomean_vs_"):] for n in variables if n.startswith("geomean_vs_")]
+    return bool(_eval(parse_stop(expr, anchors), variables))

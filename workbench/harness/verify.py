@@ -10,6 +10,10 @@ The sequence, all on one set of input buffers (fixed pointers, new contents each
       (a miss that matches the previous seed's result is `stale`), and on the first seed close to the original
   the last seed once more -> bitwise identical (`nondeterministic` otherwise)
   the inputs x16 -> still correct (`large_scale`: a missing running max overflows)
+
+The sequence is any problem's: what is attention's here (GuardedOutputs, errors_against, the default judge) is
+what kernels/attn_fwd/judge.py hands the harness; another problem's judge.py supplies its own (problems.py).
+A kernel is then called as `kernel(inputs, *outputs.tensors, scenario)`.
 """
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ REASONS = {
     "timeout": "the scenario exceeded its time limit",
 }
 
-Kernel = Callable[[Inputs, torch.Tensor, torch.Tensor, Scenario], int]
+Kernel = Callable[..., int]     # kernel(inputs, *outputs.tensors, scenario) -> 0 or an error code
 
 
 @dataclass
@@ -99,9 +103,34 @@ class GuardedOutputs:
         self._o.view(torch.int16).fill_(GUARD_BF16_BITS)
         self._lse.view(torch.int32).fill_(GUARD_F32_BITS)
 
+    names = ("o", "lse")
+    label = "o/lse"
+
+    @property
+    def tensors(self) -> tuple:
+        """What the kernel is given after its inputs, in the order of its signature."""
+        return self.o, self.lse
+
     def poison(self) -> None:
         self.o.view(torch.int16).fill_(BF16_POISON_BITS)
         self.lse.view(torch.int32).fill_(LSE_POISON_BITS)
+
+    def unwritten(self) -> str:
+        """'' when no poison is left, else which elements were never written."""
+        o_left = int((self.o.view(torch.int16) == BF16_POISON_BITS).sum())
+        l_left = int((self.lse.view(torch.int32) == LSE_POISON_BITS).sum())
+        parts = []
+        if o_left:
+            parts.append(f"{o_left} of {self.o.numel()} o elements")
+        if l_left:
+            parts.append(f"{l_left} of {self.lse.numel()} lse elements")
+        return " and ".join(parts) + " never written" if parts else ""
+
+    def nonfinite(self, scale_note: str = "") -> str:
+        """'' when the output is finite (lse may be -inf: a row that sees no key), else how many are not."""
+        bad_o = int((~torch.isfinite(self.o)).sum())
+        bad_lse = int(torch.isnan(self.lse).sum() + (self.lse == float("inf")).sum())
+        return f"{bad_o} o and {bad_lse} lse elements are NaN/Inf{scale_note}" if bad_o or bad_lse else ""
 
     def guards_intact(self) -> list[str]:
         g = self.guard
@@ -164,26 +193,8 @@ def errors_against(o: torch.Tensor, lse: torch.Tensor, ref: Reference, s: Scenar
     return Errors(rel_l2, max_abs, lse_err)
 
 
-def _check_written(out: GuardedOutputs) -> None:
-    o_left = int((out.o.view(torch.int16) == BF16_POISON_BITS).sum())
-    l_left = int((out.lse.view(torch.int32) == LSE_POISON_BITS).sum())
-    if o_left or l_left:
-        parts = []
-        if o_left:
-            parts.append(f"{o_left} of {out.o.numel()} o elements")
-        if l_left:
-            parts.append(f"{l_left} of {out.lse.numel()} lse elements")
-        raise Failure("unwritten", " and ".join(parts) + " never written")
-
-
-def _check_finite(out: GuardedOutputs, scale_note: str = "") -> None:
-    bad_o = int((~torch.isfinite(out.o)).sum())
-    bad_lse = int(torch.isnan(out.lse).sum() + (out.lse == float("inf")).sum())
-    if bad_o or bad_lse:
-        raise Failure("nonfinite", f"{bad_o} o and {bad_lse} lse elements are NaN/Inf{scale_note}")
-
-
-def _check_close(errs: Errors, tol: Tolerances, what: str) -> None:
+def check_close(errs: Errors, tol: Tolerances, what: str) -> None:
+    """Attention's bounds: o within rel L2 and max abs of the fp32 reference, then lse (`lse_mismatch`)."""
     if errs.rel_l2 > tol.rel_l2_tol or errs.max_abs > tol.max_abs_tol:
         raise Failure("mismatch", f"{what}: rel L2 {errs.rel_l2:.2e} (tol {tol.rel_l2_tol:.0e}), "
                                   f"max abs {errs.max_abs:.2e} of max|ref| (tol {tol.max_abs_tol:.0e})")
@@ -191,35 +202,59 @@ def _check_close(errs: Errors, tol: Tolerances, what: str) -> None:
         raise Failure("lse_mismatch", f"{what}: lse error {errs.lse:.2e} (tol {tol.lse_abs_tol:.0e})")
 
 
-def rows_for_seed(s: Scenario, tol: Tolerances, seed: int) -> torch.Tensor:
+def default_judge():
+    """Attention's judge.py: what every caller that names no problem gets."""
+    from workbench.harness import problems
+
+    return problems.load(None).judge
+
+
+def rows_for_seed(s, tol: Tolerances, seed: int, judge=None) -> torch.Tensor:
     """Sampled query rows depend on the seed: fixed for the fixed seeds (so the original's rows can be cached),
     new with the fresh seed (so no kernel can know in advance which rows are checked)."""
     gen = torch.Generator().manual_seed(seed)
-    return sample_rows(s, tol.sample_rows, tol.full_reference_max_elems, gen)
+    if judge is None:
+        return sample_rows(s, tol.sample_rows, tol.full_reference_max_elems, gen)
+    return judge.sample_rows(s, tol, tol.sample_rows, gen, everything_when_small=True)
 
 
 class Verifier:
     """Runs the verification sequence for one kernel on one scenario and keeps what timing needs later."""
+    judge = None      # the problem's judge.py (set by __init__; None reads as attention's)
 
-    def __init__(self, s: Scenario, device: str, tol: Tolerances, fresh_seed: int):
+    def __init__(self, s, device: str, tol: Tolerances, fresh_seed: int, judge=None):
         self.s, self.device, self.tol = s, device, tol
         self.fresh_seed = fresh_seed
-        self.inputs = Inputs.allocate(s, device)
-        self.out = GuardedOutputs(s, device, tol.guard_elems)
-        self.references: dict[int, Reference] = {}
+        self.judge = judge or default_judge()
+        self.inputs = self.judge.Inputs.allocate(s, device)
+        self.out = self.judge.Outputs(s, device, tol.guard_elems)
+        self.references: dict[int, object] = {}
 
     def rows_for(self, seed: int) -> torch.Tensor:
-        return rows_for_seed(self.s, self.tol, seed)
+        return rows_for_seed(self.s, self.tol, seed, self.judge)
+
+    def _errors(self, ref) -> Errors:
+        return self.judge.errors(self.out.tensors, ref, self.s)
+
+    def _check_written(self) -> None:
+        left = self.out.unwritten()
+        if left:
+            raise Failure("unwritten", left)
+
+    def _check_finite(self, scale_note: str = "") -> None:
+        bad = self.out.nonfinite(scale_note)
+        if bad:
+            raise Failure("nonfinite", bad)
 
     @property
     def seeds(self) -> list[int]:
         return list(self.tol.seeds) + [self.fresh_seed]
 
-    def reference_for(self, seed: int, scale: float = 1.0) -> Reference:
+    def reference_for(self, seed: int, scale: float = 1.0):
         key = seed if scale == 1.0 else -seed - 1
         if key not in self.references:
             self.inputs.fill(seed, scale)
-            self.references[key] = reference(self.s, self.inputs, self.rows_for(seed))
+            self.references[key] = self.judge.reference(self.s, self.inputs, self.rows_for(seed))
         return self.references[key]
 
     def launch(self, kernel: Kernel, seed: int, scale: float = 1.0) -> None:
@@ -228,13 +263,14 @@ class Verifier:
         pristine = self.inputs.clone()
         self.out.poison()
         synchronize(self.device)
-        rc = kernel(self.inputs, self.out.o, self.out.lse, self.s)
+        rc = kernel(self.inputs, *self.out.tensors, self.s)
+        entry = self.judge.ENTRY
         if rc:
-            raise Failure("unsupported", f"attn_fwd returned error code {rc}")
-        snap_o, snap_lse = snapshot_on_stream(self.out.o), snapshot_on_stream(self.out.lse)
+            raise Failure("unsupported", f"{entry} returned error code {rc}")
+        snaps = [snapshot_on_stream(t) for t in self.out.tensors]
         synchronize(self.device)
-        if not (_bits_equal(snap_o, self.out.o) and _bits_equal(snap_lse, self.out.lse)):
-            raise Failure("stream", "o/lse changed after the stream passed to attn_fwd had finished")
+        if not all(_bits_equal(snap, t) for snap, t in zip(snaps, self.out.tensors)):
+            raise Failure("stream", f"{self.out.label} changed after the stream passed to {entry} had finished")
         bad_guards = self.out.guards_intact()
         if bad_guards:
             raise Failure("out_of_bounds", f"wrote outside {' and '.join(bad_guards)} (guard bytes changed)")
@@ -247,42 +283,44 @@ class Verifier:
         outcome = Outcome(passed=False, seeds=self.seeds)
         worst = None
         try:
-            previous: Optional[Reference] = None
+            previous = None
+            rel_bound = self.judge.bounds(self.tol, self.s)[0]
             for index, seed in enumerate(self.seeds):
                 ref = self.reference_for(seed)
                 self.launch(kernel, seed)
-                _check_written(self.out)
-                _check_finite(self.out)
-                errs = errors_against(self.out.o, self.out.lse, ref, self.s)
-                if previous is not None and (errs.rel_l2 > self.tol.rel_l2_tol):
-                    prev_errs = errors_against(self.out.o, self.out.lse, previous, self.s)
-                    if prev_errs.rel_l2 <= self.tol.rel_l2_tol:
+                self._check_written()
+                self._check_finite()
+                errs = self._errors(ref)
+                if previous is not None and (errs.rel_l2 > rel_bound):
+                    prev_errs = self._errors(previous)
+                    if prev_errs.rel_l2 <= rel_bound:
                         raise Failure("stale", f"seed {seed}: output matches the previous inputs' result "
                                                f"(rel L2 {prev_errs.rel_l2:.1e} to it, {errs.rel_l2:.1e} to the "
                                                "right one)")
-                _check_close(errs, self.tol, f"seed {seed}")
+                self.judge.check_close(errs, self.tol, self.s, f"seed {seed}")
                 worst = errs if worst is None else Errors(max(worst.rel_l2, errs.rel_l2),
                                                            max(worst.max_abs, errs.max_abs), max(worst.lse, errs.lse))
                 if index == 0 and original is not None:
-                    vs = errors_against(self.out.o, self.out.lse, original, self.s)
+                    vs = self._errors(original)
                     if vs.rel_l2 > self.tol.vs_original_rel_l2_tol:
                         raise Failure("mismatch_original", f"seed {seed}: rel L2 {vs.rel_l2:.2e} against the original "
                                                            f"kernel (tol {self.tol.vs_original_rel_l2_tol:.0e})")
                 previous = ref
             # the same inputs again must give the same bits
-            first = (self.out.o.clone(), self.out.lse.clone())
+            first = [t.clone() for t in self.out.tensors]
             self.launch(kernel, self.seeds[-1])
-            if not (_bits_equal(first[0], self.out.o) and _bits_equal(first[1], self.out.lse)):
-                n = int((first[0].view(torch.int16) != self.out.o.view(torch.int16)).sum())
-                raise Failure("nondeterministic", f"seed {self.seeds[-1]} twice: {n} o elements differ")
+            if not all(_bits_equal(a, b) for a, b in zip(first, self.out.tensors)):
+                n = int((first[0].view(torch.int16) != self.out.tensors[0].view(torch.int16)).sum())
+                raise Failure("nondeterministic", f"seed {self.seeds[-1]} twice: {n} {self.out.names[0]} elements "
+                                                  "differ")
             # large inputs: exp overflows without a running max
             big = self.tol.large_scale
             ref_big = self.reference_for(self.fresh_seed, big)
             try:
                 self.launch(kernel, self.fresh_seed, big)
-                _check_written(self.out)
-                _check_finite(self.out, f" at input scale x{big:g}")
-                _check_close(errors_against(self.out.o, self.out.lse, ref_big, self.s), self.tol, f"inputs x{big:g}")
+                self._check_written()
+                self._check_finite(f" at input scale x{big:g}")
+                self.judge.check_close(self._errors(ref_big), self.tol, self.s, f"inputs x{big:g}")
             except Failure as err:
                 if err.reason in ("unwritten", "nonfinite", "mismatch", "lse_mismatch"):
                     raise Failure("large_scale", err.detail) from None
@@ -296,19 +334,18 @@ class Verifier:
         return outcome
 
 
-def kernel_output_reference(kernel: Kernel, s: Scenario, device: str, tol: Tolerances, seed: int,
-                            rows: torch.Tensor) -> Optional[Reference]:
+def kernel_output_reference(kernel: Kernel, s, device: str, tol: Tolerances, seed: int,
+                            rows: torch.Tensor, judge=None):
     """Run a trusted kernel (the original) once on a seed and keep its sampled rows for comparisons."""
-    from workbench.harness.reference import reference_from_output
-
-    inputs = Inputs.allocate(s, device)
+    judge = judge or default_judge()
+    inputs = judge.Inputs.allocate(s, device)
     inputs.fill(seed)
-    out = GuardedOutputs(s, device, 0 if tol.guard_elems == 0 else 16)
+    out = judge.Outputs(s, device, 0 if tol.guard_elems == 0 else 16)
     out.poison()
-    if kernel(inputs, out.o, out.lse, s):
+    if kernel(inputs, *out.tensors, s):
         return None
     synchronize(device)
-    return reference_from_output(out.o, out.lse, rows)
+    return judge.reference_from_output(out.tensors, rows)
 
 
 __all__ = ["REASONS", "Tolerances", "Outcome", "Verifier", "GuardedOutputs", "Failure", "errors_against",

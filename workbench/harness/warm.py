@@ -11,8 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from workbench.harness.check import _spec, gpu_available, run_worker
-from workbench.harness.paths import ORIGINAL_KERNEL
+from workbench.harness.check import _spec, gpu_available, resolve_problem, run_worker
 from workbench.harness.result import FAILED, CheckRequest, ScenarioResult
 from workbench.harness.scenarios import load_suite
 
@@ -44,18 +43,19 @@ def warm(request: CheckRequest, progress: Optional[Callable[[str], None]] = None
     """Time request.baseline_path (default: the original) and request.anchors on request.suite, once."""
     progress = progress or (lambda line: None)
     start = time.monotonic()
-    scenarios = load_suite(request.suite)
-    baseline_path = request.baseline_path or str(ORIGINAL_KERNEL)
+    problem = resolve_problem(request)
+    scenarios = load_suite(request.suite, problem=problem.definition)
+    baseline_path = request.baseline_path or str(problem.definition.original)
     device = device_for(baseline_path)
     if not device:
         return WarmResult(status="no_gpu", error=NO_GPU)
-    baseline, build = _spec(baseline_path, request)
+    baseline, build = _spec(baseline_path, request, problem)
     if build is not None:
         progress(build.summary)
         if build.forbidden or not build.ok:
             return WarmResult(status="build_failed", error=build.summary, wall_s=time.monotonic() - start)
     job = {"request": request.to_dict(), "candidate": None, "baseline": baseline, "device": device,
-           "scenarios": [s.to_dict() for s in scenarios]}
+           "scenarios": [s.to_dict() for s in scenarios], "problem": str(problem.definition.folder)}
     rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index)
     result = WarmResult(status="crashed" if info.get("error") else "done", error=info.get("error", ""),
                         gpu=info.get("gpu", ""), rows=rows, timings=info.get("timings", {}))

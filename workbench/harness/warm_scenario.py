@@ -13,14 +13,14 @@ def warm_scenario(run, s: Scenario, baseline) -> ScenarioResult:
     """run: the worker's ScenarioRun (its cache, anchors, baseline role and timer)."""
     tol = run.problem.tolerances
     run.spent, run.baseline.spent_s = {}, 0.0
-    verifier = Verifier(s, run.device, tol, run.fresh_seed)
+    verifier = Verifier(s, run.device, tol, run.fresh_seed, run.judge)
     result = ScenarioResult(scenario=s.to_dict(), status=PASSED)
     rows = run.original_rows(s, verifier, baseline)
     if rows is not None:
         ref = verifier.reference_for(tol.seeds[0])      # on rows_for(seed); the baseline's are its first rows
-        expected = ref.o[:, : len(rows.rows)].to(rows.o.device)
+        expected = ref.head(len(rows.rows)).primary.to(rows.primary.device)
         norm = float(expected.norm())
-        diff = float((rows.o - expected).norm())
+        diff = float((rows.primary - expected).norm())
         result.rel_l2_err = diff / norm if norm > 0 else diff
         if not result.rel_l2_err <= tol.rel_l2_tol:
             result.status, result.reason = FAILED, "mismatch"

@@ -11,9 +11,12 @@ stages, so the parent merges it at once (staged_cache.py). A kernel that faults 
 after a CUDA error the worker reports it and stops; the parent marks the rest as skipped. Every kernel that runs
 during a recorded call of the candidate or the baseline must come from its own library (own_kernels.py). A job
 without a candidate is `workbench warm`'s: each scenario times only the baseline and the anchors (warm_scenario.py).
+The job's `problem` (a problem folder; attention when absent) decides what is allocated, called and compared: its
+judge.py (problems.py), loaded before the candidate's code can run.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -27,7 +30,6 @@ import torch
 from workbench.harness import own_kernels, proc_tree, rep_count
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
-from workbench.harness.reference import Inputs, reference
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timed_rows import TimedRows
@@ -35,7 +37,7 @@ from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_proof import profile_samples_from_env
 from workbench.harness.warm_scenario import warm_scenario
 from workbench.harness.timing_cache import TimingCache, anchor_impl
-from workbench.harness.verify import GuardedOutputs, Reference, Verifier, errors_against
+from workbench.harness.verify import Verifier
 
 _out = None
 
@@ -45,22 +47,26 @@ def emit(event: str, **payload) -> None:
     _out.flush()
 
 
-def load_kernel(spec: dict):
+def reference(s, x, rows, judge):
+    """The problem's fp32 reference on those rows (one name for every reference the timing checks take)."""
+    return judge.reference(s, x, rows)
+
+
+def load_kernel(spec: dict, problem: Problem):
     if spec["kind"] == "standin":
-        from workbench.harness.standins import STANDINS
-        return STANDINS[spec["path"]]
-    from workbench.harness.kernel_lib import CudaKernel
-    return CudaKernel(spec["path"])
+        return problem.definition.standins.STANDINS[spec["path"]]
+    return problem.judge.open_library(spec["path"])
 
 
-def enter_sandbox(job: dict, cache: TimingCache, versions: dict, anchors: dict) -> list:
+def enter_sandbox(job: dict, cache: TimingCache, versions: dict, anchors: dict, problem: Problem) -> list:
     """From here on the candidate's code may run: contain it (sandbox.py). Everything the worker needs is
     opened or imported before this point, as the dropped uid may not be able to read it afterwards."""
     from workbench.harness import cpu_device, kernel_lib, sandbox, standins  # noqa: F401  (imported while readable)
 
+    problem.definition.standins      # noqa: B018  (the problem's stand-ins, imported while readable)
     plan = sandbox.Plan.from_dict(job.get("sandbox"))
     if plan.enabled and job["device"].startswith("cuda"):
-        warm_up(job["device"], anchors)
+        warm_up(job["device"], anchors, problem.judge)
     libraries = {k: job[k]["path"] for k in ("candidate", "baseline") if job.get(k) and job[k]["kind"] == "so"}
     contained = sandbox.contain(plan, libraries)
     for name, path in contained.libraries.items():
@@ -71,7 +77,7 @@ def enter_sandbox(job: dict, cache: TimingCache, versions: dict, anchors: dict) 
     return contained.notices
 
 
-def warm_up(device: str, anchors: dict) -> None:
+def warm_up(device: str, anchors: dict, judge) -> None:
     """Load what torch, the profiler and the anchors load lazily on first use (cuBLAS, cuBLASLt, cuDNN engines,
     CUPTI) while the worker still runs as the user who can read them."""
     from workbench.harness import activity
@@ -79,9 +85,8 @@ def warm_up(device: str, anchors: dict) -> None:
     for dtype in (torch.float32, torch.bfloat16):
         a = torch.randn(64, 64, device=device, dtype=dtype)
         (a @ a).float().softmax(-1).sum().item()
-    small = Scenario(name="warm_up", batch=1, heads_q=2, heads_kv=2, seqlen_q=128, seqlen_k=128, head_dim=128,
-                     causal=True)
-    x = Inputs.allocate(small, device)
+    small = judge.WARM_UP
+    x = judge.Inputs.allocate(small, device)
     x.fill(1)
     for anchor, _ in anchors.values():
         try:
@@ -114,15 +119,16 @@ class ScenarioRun:
         self.job, self.problem, self.timer, self.cache, self.anchors = job, problem, timer, cache, anchors
         self.device = job["device"]
         self.fresh_seed = fresh_seed
-        self.own = own_kernels.OwnKernelCheck(job, problem.tolerances, fresh_seed)
-        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device)
+        self.judge = problem.judge
+        self.own = own_kernels.OwnKernelCheck(job, problem.tolerances, fresh_seed, problem)
+        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device, self.judge)
         self.spent: dict[str, float] = {}    # seconds per baseline/anchor timed afresh in the current scenario
 
-    def original_rows(self, s: Scenario, verifier: Verifier, baseline) -> Reference | None:
+    def original_rows(self, s: Scenario, verifier: Verifier, baseline):
         """The original kernel's output on the first fixed seed, on a few sampled rows (baseline_role.py)."""
         return self.baseline.rows(s, baseline)
 
-    def time_kernel(self, kernel, s: Scenario, sets: list[Inputs], check_outputs: bool = True,
+    def time_kernel(self, kernel, s: Scenario, sets: list, check_outputs: bool = True,
                     warm_call_us: float | None = None) -> tuple[Stats, str]:
         """Time with poisoned outputs. For a candidate (check_outputs) every timed launch (plain call or graph
         replay) gets inputs with new contents, and what it wrote is compared with an fp32 reference on a few
@@ -135,12 +141,13 @@ class ScenarioRun:
         from the same contents, regenerated from their seed (so a launch that rewrote its inputs is judged on the
         inputs it was given). An fp32 reference between two samples made the next one read ~4.5 us slower on the
         H200 (timing.Timer.time), and so did a host-to-device copy with fresh tensors (timed_rows.py)."""
-        outs = [GuardedOutputs(s, self.device, 16) for _ in sets]
+        judge = self.judge
+        outs = [judge.Outputs(s, self.device, 16) for _ in sets]
         tol = self.problem.tolerances
         counter = iter(range(10**9))
         seed_of = [None] * len(sets)    # the seed of each set's current contents
         kept = TimedRows(s, self.device, tol.original_rows, self.timer.checked_launches_at_most(len(sets)),
-                         seed=self.fresh_seed + 1) if check_outputs else None
+                         seed=self.fresh_seed + 1, judge=judge, like=outs[0].tensors) if check_outputs else None
 
         def before(i: int) -> None:
             if check_outputs:
@@ -150,36 +157,36 @@ class ScenarioRun:
 
         def after(i: int) -> None:
             if kept is not None:
-                kept.keep(seed_of[i], outs[i].o, outs[i].lse)
+                kept.keep(seed_of[i], *outs[i].tensors)
 
-        stats = self.timer.time(lambda i: kernel(sets[i], outs[i].o, outs[i].lse, s), before=before,
+        args = [out.tensors for out in outs]      # resolved once: the timed call is the kernel's own
+        stats = self.timer.time(lambda i: kernel(sets[i], *args[i], s), before=before,
                                 n_sets=len(sets), after=after if check_outputs else None, prime=check_outputs,
                                 warm_call_us=warm_call_us)
-        del outs
+        del outs, args
         return stats, self._first_wrong_launch(s, kept)
 
     def _first_wrong_launch(self, s: Scenario, kept: TimedRows | None) -> str:
         """'' when every saved launch matches the fp32 reference of the contents it was given, else a line."""
         if not kept:
             return ""
-        tol = self.problem.tolerances
-        x = Inputs.allocate(s, self.device)
-        for k, (seed, rows, o_rows, lse_rows) in enumerate(kept.launches()):
+        tol, judge = self.problem.tolerances, self.judge
+        rel_bound, max_bound = judge.bounds(tol, s)
+        x = judge.Inputs.allocate(s, self.device)
+        for k, (seed, rows, *saved) in enumerate(kept.launches()):
             x.fill(seed)
-            ref = reference(s, x, rows)
-            here = torch.arange(len(rows), device=o_rows.device)
-            errs = errors_against(o_rows, lse_rows, Reference(rows=here, o=ref.o, lse=ref.lse), s)
-            if not (errs.rel_l2 <= tol.rel_l2_tol and errs.max_abs <= tol.max_abs_tol):
+            ref = reference(s, x, rows, judge)
+            here = torch.arange(len(rows), device=saved[0].device)
+            errs = judge.errors(tuple(saved), dataclasses.replace(ref, rows=here), s)
+            if not (errs.rel_l2 <= rel_bound and errs.max_abs <= max_bound):
                 return (f"a timed launch (new inputs, verification passed; launch {k + 1} of {len(kept)}) has "
                         f"rel L2 {errs.rel_l2:.2e}")
         return ""
 
-    def time_anchor(self, name: str, anchor, s: Scenario, sets: list[Inputs], refs: list[Reference]):
-        o, _ = anchor(sets[0], s)
+    def time_anchor(self, name: str, anchor, s: Scenario, sets: list, refs: list):
+        outputs = anchor(sets[0], s)
         torch.cuda.synchronize()
-        ref = refs[0]
-        diff = o[:, ref.rows].float() - ref.o
-        rel = float(diff.norm() / ref.o.norm()) if float(ref.o.norm()) > 0 else float(diff.norm())
+        rel = self.judge.anchor_error(outputs, refs[0])
         stats = self.timer.time(lambda i: anchor(sets[i], s), n_sets=len(sets))   # graph-captured like a kernel
         return stats, rel
 
@@ -187,34 +194,33 @@ class ScenarioRun:
         """Verification-only runs still measure each anchor's error against the same fp32 reference."""
         for name, (anchor, _) in self.anchors.items():
             try:
-                o, _ = anchor(sets[0], s)
+                outputs = anchor(sets[0], s)
                 torch.cuda.synchronize()
-                diff = o[:, refs[0].rows].float() - refs[0].o
-                result.reference_errors[name] = float(diff.norm() / refs[0].o.norm())
+                result.reference_errors[name] = self.judge.anchor_error(outputs, refs[0])
             except Exception as err:
                 if "CUDA error" in str(err):
                     raise
                 result.reference_errors[name] = f"unsupported: {type(err).__name__}: {str(err)[:100]}"
 
-    def own_kernels_only(self, result: ScenarioResult, candidate, s: Scenario, x: Inputs, out: GuardedOutputs) -> bool:
+    def own_kernels_only(self, result: ScenarioResult, candidate, s: Scenario, x, out) -> bool:
         """One recorded call (own_kernels.py); False, with the result failed, when it ran a foreign kernel."""
         result.reason, result.detail = self.own.candidate(candidate, s, x, out, capture=self.timer._capture)
         if result.reason:
             result.status = FAILED
         return not result.reason
 
-    def timing_inputs(self, s: Scenario, verifier: Verifier) -> tuple[list[int], list[Reference], list[Inputs]]:
+    def timing_inputs(self, s: Scenario, verifier: Verifier) -> tuple[list[int], list, list]:
         """Timing inputs: the fresh seed and the first fixed seed, whose references already exist."""
         seeds = [self.fresh_seed, self.problem.tolerances.seeds[0]][: max(1, self.problem.timing.input_sets)]
         refs = [verifier.reference_for(seed) for seed in seeds]
         sets = []
         for seed in seeds:
-            x = Inputs.allocate(s, self.device)
+            x = self.judge.Inputs.allocate(s, self.device)
             x.fill(seed)
             sets.append(x)
         return seeds, refs, sets
 
-    def time_anchors(self, result: ScenarioResult, s: Scenario, sets: list[Inputs], refs: list[Reference]) -> None:
+    def time_anchors(self, result: ScenarioResult, s: Scenario, sets: list, refs: list) -> None:
         for name, (anchor, version) in self.anchors.items():
             key = anchor_impl(name, version)
             cached = self.cache.get(key, s, with_extra=True)
@@ -233,7 +239,7 @@ class ScenarioRun:
                     raise
                 result.reference_errors[name] = f"unsupported: {type(err).__name__}: {str(err)[:100]}"
 
-    def add_baseline(self, result: ScenarioResult, s: Scenario, baseline, sets: list[Inputs]) -> bool:
+    def add_baseline(self, result: ScenarioResult, s: Scenario, baseline, sets: list) -> bool:
         """The baseline's stats into the row (baseline_role.py); False when it failed the scenario."""
         if baseline is None or self.job.get("baseline") is None:
             return True
@@ -252,7 +258,7 @@ class ScenarioRun:
     def run(self, s: Scenario, candidate, baseline) -> ScenarioResult:
         problem, tol = self.problem, self.problem.tolerances
         self.spent, self.baseline.spent_s = {}, 0.0
-        verifier = Verifier(s, self.device, tol, self.fresh_seed)
+        verifier = Verifier(s, self.device, tol, self.fresh_seed, self.judge)
         original = self.original_rows(s, verifier, baseline)
         outcome = verifier.run(candidate, original)
         result = ScenarioResult(scenario=s.to_dict(), status=PASSED if outcome.passed else FAILED,
@@ -276,7 +282,8 @@ class ScenarioRun:
         if timed_problem:
             result.status, result.reason, result.detail = FAILED, "timed_mismatch", timed_problem
             return result
-        if own_late and not self.own_kernels_only(result, candidate, s, sets[0], GuardedOutputs(s, self.device, 16)):
+        if own_late and not self.own_kernels_only(result, candidate, s, sets[0],
+                                                  self.judge.Outputs(s, self.device, 16)):
             return result
         for x, seed in zip(sets, seeds):   # back to the contents `refs` describe (anchor errors use them)
             x.fill(seed)
@@ -298,13 +305,12 @@ def main() -> int:
     os.dup2(2, 1)   # candidate printf/puts goes to stderr, never into the result stream
     job = json.loads(sys.stdin.read())
     request = CheckRequest.from_dict(job["request"])
-    problem = Problem.load()
+    problem = Problem.load(job.get("problem"))
     device = job["device"]
     fresh_seed = job.get("fresh_seed") or secrets.randbelow(2**31 - 1) + 100
     anchors, anchor_versions, missing = {}, {}, {}
     if device.startswith("cuda"):
-        from workbench.harness.anchors import load_anchors
-        loaded, anchor_versions, missing = load_anchors(request.anchors)
+        loaded, anchor_versions, missing = problem.judge.load_anchors(request.anchors)
         anchors = {n: (loaded[n], anchor_versions[n]) for n in loaded}
     elif request.anchors:
         missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
@@ -316,24 +322,24 @@ def main() -> int:
     if problem.timing.rules != rep_count.COST_SIZED:
         versions["timing_rules"] = problem.timing.rules        # an A/B of the proof says which rules it ran
     timer = Timer(device, problem.timing)
-    BaselineRole(job, problem.tolerances, cache, None, device).preload_rows([Scenario(**r) for r in job["scenarios"]])
+    scenarios = [problem.definition.scenario(r) for r in job["scenarios"]]
+    BaselineRole(job, problem.tolerances, cache, None, device, problem.judge).preload_rows(scenarios)
     try:
-        notices = enter_sandbox(job, cache, versions, anchors)
+        notices = enter_sandbox(job, cache, versions, anchors, problem)
     except (RuntimeError, OSError) as err:      # WORKBENCH_SANDBOX=require and a piece is missing, or no drop
         sys.stderr.write(f"sandbox: {err}\n")
         return 3
     emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed, notices=notices,
          foreign_check=own_kernels.policy(device)[1])
     try:
-        candidate = load_kernel(job["candidate"]) if job.get("candidate") else None   # None: `workbench warm`
-        baseline = load_kernel(job["baseline"]) if job.get("baseline") else None
+        candidate = load_kernel(job["candidate"], problem) if job.get("candidate") else None   # None: warm
+        baseline = load_kernel(job["baseline"], problem) if job.get("baseline") else None
     except OSError as err:
         emit("fatal", reason="launch_error", detail=f"cannot load the kernel library: {err}")
         return 3
     runner = ScenarioRun(job, problem, timer, cache, anchors, fresh_seed)
     stream = torch.cuda.Stream() if device.startswith("cuda") else None
-    for raw in job["scenarios"]:
-        s = Scenario(**raw)
+    for s in scenarios:
         emit("begin", scenario=s.name)
         try:
             if stream is not None:

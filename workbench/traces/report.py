@@ -108,9 +108,25 @@ def _cards(a: an.Analysis, gain_threshold: float) -> str:
         card(f"${o['cost_usd']:.2f}", "cost (list prices)")])
 
 
+def session_problems(con) -> dict:
+    """session_id -> the problem its harness runs judged (rows before problems, and sessions without runs: attn_fwd)."""
+    rows = con.execute("SELECT session_id, min(coalesce(problem, 'attn_fwd')) FROM evaluations "
+                       "GROUP BY session_id").fetchall()
+    return {sid: problem for sid, problem in rows}
+
+
+def by_problem(ids: list, problems: dict) -> list[tuple[str, list]]:
+    """(problem, session ids) groups, attention first: a report's section per data source and problem."""
+    groups: dict = {}
+    for sid in ids:
+        groups.setdefault(problems.get(sid, "attn_fwd"), []).append(sid)
+    return sorted(groups.items(), key=lambda item: (item[0] != "attn_fwd", item[0]))
+
+
 def source_section(kind: str, a: an.Analysis, roots, notes: pd.DataFrame, gain_threshold: float,
-                   headline: bool) -> str:
-    """Everything the report says about one data source, computed from its sessions only."""
+                   headline: bool, problem: str = "", first_of_kind: bool = True) -> str:
+    """Everything the report says about one data source (and one problem, when the source holds several or it is
+    not attention), computed from its sessions only."""
     footer = _footer(a, roots, kind)
     o = a.overall
     runs, x_labels, y_labels = _runs_for_plot(a)
@@ -128,10 +144,10 @@ def source_section(kind: str, a: an.Analysis, roots, notes: pd.DataFrame, gain_t
     gains = a.gains.copy()
     gains["session_id"] = gains["session_id"].astype(str)
     sessions = a.sessions.merge(notes, on="session_id", how="left")
-    title = sources.KIND_TITLES[kind]
+    title = sources.KIND_TITLES[kind] + (f" · {problem}" if problem else "")
     n = o["sessions"]
     parts = [
-        f'<section class="source {kind}" id="source-{kind}">',
+        f'<section class="source {kind}" id="source-{kind}{"" if first_of_kind else "-" + problem}">',
         f"<h2>{html.escape(title)} · {n} session{'' if n == 1 else 's'}</h2>",
         f'<p class="muted">{html.escape(sources.KIND_NOTES[kind])}.'
         + (" These are the headline figures." if headline else "") + "</p>",
@@ -248,6 +264,7 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
 
     con = an.connect(roots, warn=warned)
     kinds = sources.classify(con, roots)
+    problems = session_problems(con)
     con.close()
     try:
         incomplete = session_warnings(roots)
@@ -263,10 +280,14 @@ def build_report(roots, out, gain_threshold: float = an.GAIN_THRESHOLD, title: s
         ids = kinds.loc[kinds["kind"] == kind, "session_id"].tolist()
         if not ids:
             continue
-        say(f"{sources.KIND_TITLES[kind].lower()}: {len(ids)} session(s)")
-        a = an.analyze(roots, gain_threshold=gain_threshold, progress=say, session_ids=ids)
-        say("drawing figures")
-        sections.append(source_section(kind, a, roots, kinds, gain_threshold, headline=not sections))
+        groups = by_problem(ids, problems)
+        for index, (problem, group) in enumerate(groups):
+            label = problem if len(groups) > 1 or problem != "attn_fwd" else ""
+            say(f"{sources.KIND_TITLES[kind].lower()}{' · ' + label if label else ''}: {len(group)} session(s)")
+            a = an.analyze(roots, gain_threshold=gain_threshold, progress=say, session_ids=group)
+            say("drawing figures")
+            sections.append(source_section(kind, a, roots, kinds, gain_threshold, headline=not sections,
+                                           problem=label, first_of_kind=index == 0))
 
     say("writing HTML")
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -7,15 +7,18 @@ a column means the same thing whoever wrote it:
     suite-level row: `scenario` null, status `failed` (`static_only` when it built but no GPU judged it), and
     `reason` the run's status;
   * `flags` are the scenario's suspicion flags, `suite_flags` the run's, repeated on every row, as are the suite
-    figures (geomeans, all_correct, stop_met); a figure that is not a finite number is null.
+    figures (geomeans, all_correct, stop_met); a figure that is not a finite number is null;
+  * `problem` is the run's problem (null in rows written before problems: attention's), `main_anchor` its main
+    anchor and `speedup_vs_main` / `geomean_vs_main` the figures against it, whichever problem it is.
 """
 from __future__ import annotations
 
 import json
 import math
 
+from workbench.harness import problems
 from workbench.harness.result import ANCHORS, BASELINE, ScenarioResult, Stats, SuiteResult
-from workbench.harness.scenarios import Scenario, load_suite
+from workbench.harness.scenarios import load_suite
 from workbench.traces.sources import is_standin_result
 
 DETAIL_CHARS = 500
@@ -39,8 +42,7 @@ def _tflops(row: ScenarioResult):
     if row.stats is None or not finite(row.stats.median_us):
         return None
     try:
-        known = {k: v for k, v in row.scenario.items() if k in Scenario.__dataclass_fields__}
-        flops = Scenario(**known).flops()
+        flops = problems.scenario_from_dict(row.scenario).flops()
     except Exception:           # an odd scenario dict (an imported transcript's) has no FLOP count: no figure
         return None
     return finite(flops / (row.stats.median_us * 1e-6) / 1e12)
@@ -53,8 +55,15 @@ def _speedup(row: ScenarioResult, name: str):
         return None
 
 
-def scenario_columns(row: ScenarioResult) -> dict:
-    """The columns one scenario's result fills."""
+def main_anchor(problem: str) -> str:
+    try:
+        return problems.load(problem or None).main_anchor
+    except problems.ProblemError:
+        return ""
+
+
+def scenario_columns(row: ScenarioResult, main: str = "fa3") -> dict:
+    """The columns one scenario's result fills (`main`: the problem's main anchor)."""
     st = row.stats
     return dict(scenario=row.name, category=row.category, status=row.status, reason=row.reason or None,
                 detail=clip(row.detail or None), rel_l2_err=finite(row.rel_l2_err),
@@ -62,7 +71,7 @@ def scenario_columns(row: ScenarioResult) -> dict:
                 us_p10=finite(st.p10_us) if st else None, us_p90=finite(st.p90_us) if st else None,
                 n_reps=st.n if st else None, timing_method=(st.method or None) if st else None,
                 call_us_median=finite(st.call_us) if st else None, tflops=_tflops(row),
-                flags=",".join(row.flags) or None,
+                flags=",".join(row.flags) or None, speedup_vs_main=_speedup(row, main) if main else None,
                 **{f"speedup_vs_{name}": _speedup(row, name) for name in SPEEDUP_NAMES})
 
 
@@ -75,7 +84,10 @@ def unjudged_columns(status: str, error: str) -> dict:
 def suite_columns(result: SuiteResult) -> dict:
     """The run's own columns, repeated on each of its rows."""
     variables = result.stop_variables() if result.rows else {}
+    main = main_anchor(result.problem)
     return dict(eval_id=result.eval_id or None, kernel_sha=result.kernel_sha, suite=result.suite,
+                problem=result.problem or None, main_anchor=main or None,
+                geomean_vs_main=finite(variables.get(f"geomean_vs_{main}")) if main else None,
                 geomean_vs_original=finite(variables.get("geomean_vs_original")),
                 geomean_vs_fa3=finite(variables.get("geomean_vs_fa3")), all_correct=result.all_correct,
                 stop_met=result.stop_met, suite_flags=",".join(result.flags) or None, gpu=result.gpu or None,
@@ -89,7 +101,7 @@ def rows_from_result(result: SuiteResult, **keys) -> list[dict]:
     common = suite_columns(result)
     if not result.rows:
         return [{**common, **unjudged_columns(result.status, result.error), **keys}]
-    return [{**common, **scenario_columns(row), **keys} for row in result.rows]
+    return [{**common, **scenario_columns(row, common["main_anchor"]), **keys} for row in result.rows]
 
 
 # ---- the other way: rows (or a transcript's JSON) back to a SuiteResult -----------------------------------------
@@ -130,12 +142,23 @@ def _text(x) -> str:
     return "" if x is None or x != x else str(x)
 
 
+def _placeholder(problem: str, name, category: str, shapes: dict) -> dict:
+    """A shape for a row whose scenario its suite no longer holds (its FLOPs are not used): attention's smallest;
+    for another problem, another shape of the suite renamed, else only the names."""
+    if problem != problems.DEFAULT_PROBLEM:
+        template = next(iter(shapes.values()), {"problem": problem})
+        return {**template, "name": name, "category": category}
+    return {"name": name, "batch": 1, "heads_q": 1, "heads_kv": 1, "seqlen_q": 1, "seqlen_k": 1, "head_dim": 64,
+            "causal": False, "dtype": "bf16", "category": category}
+
+
 def result_from_rows(rows, request) -> SuiteResult:
     """Rebuild a SuiteResult from one run's `evaluations` rows (a DataFrame); reference times come back from the
     recorded speedups. A suite-level row (scenario null) is a run that judged nothing: its reason is the status
     (rows recorded before this mapping carried that status in `status` itself)."""
     first = rows.iloc[0]
-    common = dict(kernel_path=request.kernel_path, kernel_sha=first.kernel_sha, suite=first.suite,
+    problem = _text(getattr(first, "problem", None)) or problems.DEFAULT_PROBLEM
+    common = dict(kernel_path=request.kernel_path, kernel_sha=first.kernel_sha, suite=first.suite, problem=problem,
                   gpu=_text(first.gpu), versions=json.loads(_text(first.versions_json) or "{}"),
                   stop_expr=request.stop_expr, flags=[f for f in _text(getattr(first, "suite_flags", "")).split(",")
                                                       if f],
@@ -144,7 +167,7 @@ def result_from_rows(rows, request) -> SuiteResult:
         status = _text(first.reason) if first.status in ("failed", "static_only") and first.reason else first.status
         return SuiteResult(status=status or "error", error=_text(first.detail), **common)
     try:
-        shapes = {s.name: s.to_dict() for s in load_suite(request.suite)}
+        shapes = {s.name: s.to_dict() for s in load_suite(request.suite, problem=problems.load(problem))}
     except Exception:
         shapes = {}
     out = []
@@ -159,9 +182,8 @@ def result_from_rows(rows, request) -> SuiteResult:
                 if x == x and x is not None:
                     us = r.us_median * x
                     refs[name] = Stats(us, us, us, us, 0.0, 1)
-        scenario = shapes.get(r.scenario) or {"name": r.scenario, "batch": 1, "heads_q": 1, "heads_kv": 1,
-                                              "seqlen_q": 1, "seqlen_k": 1, "head_dim": 64, "causal": False,
-                                              "dtype": "bf16", "category": r.category or "user"}
+        scenario = shapes.get(r.scenario) or _placeholder(problem, r.scenario, r.category or "user",
+                                                                      shapes)
         out.append(ScenarioResult(scenario=scenario, status=r.status, reason=_text(r.reason), detail=_text(r.detail),
                                   rel_l2_err=_opt(r.rel_l2_err), max_abs_err=_opt(r.max_abs_err), stats=stats,
                                   reference_stats=refs or {}, flags=[f for f in _text(r.flags).split(",") if f]))

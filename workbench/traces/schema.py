@@ -118,6 +118,10 @@ EVALUATIONS = pa.schema([
     ("source_file", pa.string()),
     ("source_line", pa.int64()),
     ("is_standin", pa.bool_()),         # a CPU stand-in or a stand-in evaluator, not a GPU measurement
+    ("problem", pa.string()),           # the problem folder's name (harness/problems.py); null: attn_fwd
+    ("main_anchor", pa.string()),       # the problem's main anchor (attn_fwd: fa3, gemm_bf16: cublas)
+    ("speedup_vs_main", pa.float64()),  # the scenario's speedup against it
+    ("geomean_vs_main", pa.float64()),  # the run's geomean against it (suite-level, repeated)
 ])
 
 INTERVENTIONS = pa.schema([

@@ -1,10 +1,14 @@
 // WRONG KERNEL (the harness must reject it): missing_barrier.cu
-// Bug: shared-memory A/B tiles with a register prefetch of the next tile (its global loads fly during the FMAs);
-//      the __syncthreads() between consuming a tile and storing the next over it is missing, so a warp that
-//      finishes its FMAs early overwrites elements that slower warps of the block still read.
-// Caught by: how often and where it bites depends on warp timing: the same inputs twice give different bits
-//      (or, when many elements are hit, C is off the fp32 reference).
-// Expected harness reason: nondeterministic or mismatch
+// Bug: a producer/consumer block (8 compute warps, 1 loader warp) over shared-memory A/B tiles; the __syncthreads()
+//      between the loader storing tile t and the compute warps reading it is missing. The loader backs off before
+//      each store (at least LOADER_BACKOFF_CYCLES of the SM's clock, as a producer waiting for its copy does; a spin
+//      on clock64(), since __nanosleep alone may sleep anywhere in [0, 2t]), and nothing makes the compute warps wait
+//      for it: every compute warp reads a tile before its contents arrive, on every GPU. The tiles are cleared
+//      first and the barrier that ends each step is still there, so what they read is certain: step t computes
+//      with step t - 1's tile (step 0 with zeros), and C = A . B less its last K tile.
+// Caught by: every scenario with K > 0: C is far from the fp32 reference on the first seed (dev's first, R_1000).
+//      The CPU stand-in `missing_barrier` (kernels/gemm_bf16/standins.py) computes exactly this C.
+// Expected harness reason: mismatch (nondeterministic where a store lands early on some GPU)
 // Derived from kernels/gemm_bf16/original.cu (64 x 64 tiles, BK 16, 4 x 4 outputs per thread).
 
 #include <cuda_runtime.h>
@@ -16,18 +20,24 @@
 #define BK 16
 #define TM 4
 #define TN 4
-#define THREADS ((BM / TM) * (BN / TN))   // 256
-#define PER_THREAD (BM * BK / THREADS)    // 4 elements of each tile per thread
+#define COMPUTE_THREADS ((BM / TM) * (BN / TN))   // 256: 8 warps, 4 x 4 outputs each
+#define THREADS (COMPUTE_THREADS + 32)            // + the loader warp
+#define LOADER_BACKOFF_CYCLES 40000LL            // ~20 us at 2 GHz per tile, then the loads: >> a step
 
-__global__ void __launch_bounds__(THREADS, 1)
-gemm_prefetch(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C,
-              int M, int N, int K, long long lda, long long ldb, long long ldc) {
+__global__ void __launch_bounds__(THREADS)
+gemm_producer_consumer(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                       __nv_bfloat16* __restrict__ C, int M, int N, int K, long long lda, long long ldb,
+                       long long ldc) {
     __shared__ float As[BK][BM];   // As[k][m]: A tile transposed
     __shared__ float Bs[BK][BN];
     const int tid = threadIdx.x;
+    const bool loader = tid >= COMPUTE_THREADS;
     const int tx = tid % (BN / TN), ty = tid / (BN / TN);
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    float ra[PER_THREAD], rb[PER_THREAD];   // this thread's share of the next tile
+
+    for (int e = tid; e < BK * BM; e += THREADS) (&As[0][0])[e] = 0.0f;   // cleared: what a step reads is known
+    for (int e = tid; e < BK * BN; e += THREADS) (&Bs[0][0])[e] = 0.0f;
+    __syncthreads();
 
     float acc[TM][TN];
 #pragma unroll
@@ -35,51 +45,39 @@ gemm_prefetch(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restri
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-#define FETCH(k0)                                                                                          \
-    _Pragma("unroll") for (int i = 0; i < PER_THREAD; ++i) {                                               \
-        const int e = tid + i * THREADS;                                                                   \
-        const int ar = e / BK, ac = e % BK, br = e / BN, bc = e % BN;                                      \
-        ra[i] = (m0 + ar < M && (k0) + ac < K) ? __bfloat162float(A[(long long)(m0 + ar) * lda + (k0) + ac]) \
-                                               : 0.0f;                                                     \
-        rb[i] = ((k0) + br < K && n0 + bc < N) ? __bfloat162float(B[(long long)((k0) + br) * ldb + n0 + bc]) \
-                                               : 0.0f;                                                     \
-    }
-#define STASH()                                                          \
-    _Pragma("unroll") for (int i = 0; i < PER_THREAD; ++i) {             \
-        const int e = tid + i * THREADS;                                 \
-        As[e % BK][e / BK] = ra[i];                                      \
-        Bs[e / BN][e % BN] = rb[i];                                      \
-    }
-
-    if (K > 0) {
-        FETCH(0)
-        STASH()
-    }
-    __syncthreads();
     for (int k0 = 0; k0 < K; k0 += BK) {
-        const bool more = k0 + BK < K;
-        if (more) {
-            FETCH(k0 + BK)
+        if (loader) {
+            const int lane = tid - COMPUTE_THREADS;
+            const long long until = clock64() + LOADER_BACKOFF_CYCLES;
+            while (clock64() < until) __nanosleep(1000);     // a floor on the back-off, whatever the sleep does
+            for (int e = lane; e < BM * BK; e += 32) {
+                const int r = e / BK, c = e % BK;
+                As[c][r] = (m0 + r < M && k0 + c < K) ? __bfloat162float(A[(long long)(m0 + r) * lda + k0 + c]) : 0.0f;
+            }
+            for (int e = lane; e < BK * BN; e += 32) {
+                const int r = e / BN, c = e % BN;
+                Bs[r][c] = (k0 + r < K && n0 + c < N) ? __bfloat162float(B[(long long)(k0 + r) * ldb + n0 + c]) : 0.0f;
+            }
         }
+        // BUG: a __syncthreads() belongs here: the tile must be stored before any warp reads it
+        if (!loader) {
 #pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            float a[TM], b[TN];
+            for (int kk = 0; kk < BK; ++kk) {
+                float a[TM], b[TN];
 #pragma unroll
-            for (int i = 0; i < TM; ++i) a[i] = As[kk][ty * TM + i];
+                for (int i = 0; i < TM; ++i) a[i] = As[kk][ty * TM + i];
 #pragma unroll
-            for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx * TN + j];
+                for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx * TN + j];
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            }
         }
-        // BUG: a __syncthreads() belongs here: every warp must be done reading the tile before it is overwritten
-        if (more) {
-            STASH()
-        }
-        __syncthreads();
+        __syncthreads();   // every warp is done with this step before the loader stores the next tile
     }
 
+    if (loader) return;
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         const int gm = m0 + ty * TM + i;
@@ -100,6 +98,6 @@ extern "C" int gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bf
     if (!C || (K > 0 && (!A || !B))) return (int)cudaErrorInvalidValue;
     const dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
     if (grid.y > 65535) return (int)cudaErrorInvalidValue;
-    gemm_prefetch<<<grid, THREADS, 0, stream>>>(A, B, C, M, N, K, lda, ldb, ldc);
+    gemm_producer_consumer<<<grid, THREADS, 0, stream>>>(A, B, C, M, N, K, lda, ldb, ldc);
     return (int)cudaGetLastError();
 }
