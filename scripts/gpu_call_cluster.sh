@@ -1,4 +1,5 @@
 # 04's CLUSTER=2 (CTA pairs sharing K/V by TMA multicast), its first GPU run: correctness under the mbarrier watchdog
+# (Run 19 of docs/kernel_ladder.md. The CLUSTER knob was deleted after it; rerun from commit 1f6267b.)
 # (a wait over 2 s traps instead of hanging), then an A/B against the default on the non-causal d128/d256 shapes.
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu; F=kernels/attn_fwd/suites/full.csv

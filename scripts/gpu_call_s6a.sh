@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Run 19 of docs/kernel_ladder.md. The CLUSTER knob was deleted after it; rerun from commit 1f6267b.)
 # Session 6, call 1: 04's CLUSTER=2 first run (scripts/gpu_call_cluster.sh), then CAUSAL_ORDER 1 against the v8
 # default 2 on the 72 causal shapes of full (one tool, same process). Predictions: docs/gpu_plan.md S3/S3b.
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1

@@ -21,8 +21,9 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER; SHORT_KEYS, SPLIT_KV, MAX_SPLITS; prepared, not timed: CLUSTER 2 (CTA pairs share
-//   K/V by TMA multicast, FA3's non-causal d128/d256); MBAR_WATCHDOG 1 for a new protocol's first run.
+//   CAUSAL_PAIRS, CAUSAL_ORDER; SHORT_KEYS, SPLIT_KV, MAX_SPLITS.
+// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
+//   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -70,12 +71,6 @@
 #ifndef SPLIT_KV
 #define SPLIT_KV 1          // @knob SPLIT_KV 1 {0,1}           split the keys when the grid is under a wave
 #endif
-#ifndef CLUSTER
-#define CLUSTER 0           // @knob CLUSTER 0 {0,2}             non-causal d128/d256: CTA pairs share K/V by TMA multicast (FA3)
-#endif
-#ifndef MBAR_WATCHDOG
-#define MBAR_WATCHDOG 0     // @knob MBAR_WATCHDOG 0 {0,1}       test builds only: an mbarrier wait over 2 s traps instead of hanging
-#endif
 #ifndef MAX_SPLITS
 #define MAX_SPLITS 16       // @knob MAX_SPLITS 16 {4,8,16,32}
 #endif
@@ -97,24 +92,17 @@ struct Params {
     float scale_log2;
 };
 
-template <int D_, int BN_, int NWG_ = 2, int CL_ = 1>
+template <int D_, int BN_, int NWG_ = 2>
 struct Cfg {
     static constexpr int D = D_, BN = BN_;
-    // CL 2: two CTAs of a cluster work on neighbouring query blocks of one head; each loads half of every K/V
-    // block (half its 64-column chunks) and multicasts it to both, so L2 serves each K/V byte once per pair.
-    static constexpr int CL = CL_;
-    static_assert(CL == 1 || (CL == 2 && D >= 128 && NWG_ == 2), "clusters: head_dim 128/256, two consumers");
     // Consumer warpgroups of 64 query rows each, plus one producer warpgroup. Three (FA3's d64 choice) give
     // the exponentials of a third warpgroup to hide under the other two's GEMMs, at 160 registers each.
     static constexpr int NWG = NWG_;
     static constexpr int BM = 64 * NWG;                        // query rows per CTA
     static constexpr int THREADS = 128 * (NWG + 1);
-    static constexpr int CONSUMER_WARPS = 4 * NWG;             // consumer warps of one CTA
-    static constexpr int EMPTY_ARRIVALS = CONSUMER_WARPS * CL;   // a K/V stage is free once every CTA that reads it is done
-    // setmaxnreg split of the 64K registers (FA3's); a cluster's producer needs more for its multicast (24, 32 and
-    // 40 spilled), and the consumers use at most 220 of their 240 (SASS)
-    static constexpr int PRODUCER_REGS = CL == 2 ? 56 : (NWG == 2 ? 24 : 32);
-    static constexpr int CONSUMER_REGS = CL == 2 ? 224 : (NWG == 2 ? 240 : 160);
+    static constexpr int CONSUMER_WARPS = 4 * NWG;             // arrival count of the "empty" barriers
+    static constexpr int PRODUCER_REGS = NWG == 2 ? 24 : 32;   // setmaxnreg split of the 64K registers (FA3's)
+    static constexpr int CONSUMER_REGS = NWG == 2 ? 240 : 160;
     static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
     static_assert(128 * PRODUCER_REGS + 128 * NWG * CONSUMER_REGS <= 65536, "register split over the SM's 64K");
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
@@ -152,19 +140,6 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 // try_wait with a suspend-time hint (CUTLASS's ClusterBarrier::wait, 10 ms cap): a waiting warp may sleep until
 // the phase completes instead of re-issuing try_wait (SASS: TRYWAIT, then NANOSLEEP.SYNCS between polls).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-#if MBAR_WATCHDOG
-    // test builds: a wait of more than 2 s traps (a CUDA error) instead of hanging the GPU (a new protocol's first run)
-    uint64_t start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
-    for (;;) {
-        uint32_t done;
-        asm volatile("{\n.reg .pred P1;\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2, %3;\nselp.u32 %0, 1, 0, P1;\n}\n"
-                     : "=r"(done) : "r"(bar), "r"(parity), "r"(0x100000) : "memory");
-        if (done) return;
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-        if (now - start > 2000000000ull) asm volatile("trap;");
-    }
-#endif
     asm volatile(
         "{\n"
         ".reg .pred P1;\n"
@@ -185,16 +160,6 @@ __device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar)
         : "memory");
 }
-// The same box from the 64-column chunk `chunk` on, multicast to every CTA of the cluster in `mask`: each gets it
-// at the same shared-memory offset, and each one's mbarrier at `bar`'s offset is credited with the bytes.
-__device__ __forceinline__ void tma_load_5d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1,
-                                                      int chunk, int c3, int c4, uint16_t mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;\n"
-        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(chunk), "r"(c3), "r"(c4), "r"(bar),
-        "h"(mask) : "memory");
-}
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t src, int c1, int c3, int c4) {
     asm volatile(
         "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %1, %3, %4}], [%5];\n"
@@ -206,28 +171,6 @@ __device__ __forceinline__ void tma_store_wait_read() {
 }
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// ---- clusters
-__device__ __forceinline__ uint32_t cluster_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-// every thread that has not exited, in every CTA of the cluster (not .aligned: the producer thread arrives alone)
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-// arrive on the mbarrier at the same offset in the CTA of cluster rank `rank`
-__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-}
-// a consumer warp is done with a K or V stage: in a cluster the peer's producer writes it too, so both hear
-template <class C>
-__device__ __forceinline__ void release_stage(uint32_t bar) {
-    mbar_arrive(bar);
-    if constexpr (C::CL == 2) mbar_arrive_remote(bar, cluster_rank() ^ 1);
 }
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -442,30 +385,19 @@ __device__ __forceinline__ uint32_t phase_of(int i) {
 // Producer: one thread issues every TMA load. Order K_0, then (K_j, V_{j-1}), then V_last: the
 // consumers need K_j (for S_j) before V_{j-1} (for the PV GEMM issued right after it).
 // ================================================================================================
-// One K or V block into a stage: the whole box, or (cluster) this CTA's half of the 64-column chunks, multicast.
-// In a cluster the map's box holds D/128 chunks, not D/64 (launch: make_map with chunks = D/64/CL).
-template <class C>
-__device__ __forceinline__ void load_kv_stage(uint32_t dst, const CUtensorMap* map, uint32_t bar, int n, const Tile& t) {
-    if constexpr (C::CL == 2) {
-        const int half = C::D / 128, r = (int)cluster_rank();   // chunks per CTA, and which half is ours
-        tma_load_5d_multicast(dst + r * half * (C::BN * 128), map, bar, n * C::BN, r * half, t.hk, t.b, 0x3);
-    } else {
-        tma_load_5d(dst, map, bar, n * C::BN, t.hk, t.b);
-    }
-}
 template <class C>
 __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, int n, int i, uint32_t sK, const Bars& bar) {
     const int s = stage_of<C>(i);
     mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
-    load_kv_stage<C>(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n, t);
+    tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV, const Bars& bar) {
     const int s = stage_of<C>(i);
     mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
-    load_kv_stage<C>(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n, t);
+    tma_load_5d(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
 }
 
 // One tile: K_0 first (its stage frees early), then Q once the consumers' O of the previous tile has
@@ -737,7 +669,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);
             wgmma_wait<0>();
             fence_regs(sc);
-            if (lane == 0) release_stage<C>(bar.k_empty(s0));
+            if (lane == 0) mbar_arrive(bar.k_empty(s0));
             mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             pack_p<C>(sc, pa);
@@ -763,12 +695,12 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             sched_arrive<C>(wq);
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
             fence_regs(sc);
-            if (lane == 0) release_stage<C>(bar.k_empty(s));
+            if (lane == 0) mbar_arrive(bar.k_empty(s));
             mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
-            if (lane == 0) release_stage<C>(bar.v_empty(sv));
+            if (lane == 0) mbar_arrive(bar.v_empty(sv));
             pack_p<C>(sc, pa);
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         }
@@ -782,7 +714,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         wgmma_commit();
         wgmma_wait<0>();
         fence_regs(o);
-        if (lane == 0) release_stage<C>(bar.v_empty(sl));
+        if (lane == 0) mbar_arrive(bar.v_empty(sl));
     }
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
     epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending);
@@ -818,13 +750,12 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         for (int s = 0; s < C::STAGES; ++s) {
             mbar_init(bar.k_full(s), 1);
             mbar_init(bar.v_full(s), 1);
-            mbar_init(bar.k_empty(s), C::EMPTY_ARRIVALS);
-            mbar_init(bar.v_empty(s), C::EMPTY_ARRIVALS);
+            mbar_init(bar.k_empty(s), C::CONSUMER_WARPS);
+            mbar_init(bar.v_empty(s), C::CONSUMER_WARPS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    if constexpr (C::CL == 2) cluster_sync();   // the peer's barriers exist before its multicasts and arrivals
 
     // Tile k of this CTA: blockIdx.x + k * gridDim.x (one tile per CTA when the grid has every tile; a
     // persistent grid strides). The next tile's first K block and Q load while the consumers finish this
@@ -856,9 +787,6 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
     }
-    // a cluster's CTAs run the same tiles in step; the peer's last arrivals on this CTA's barriers must land
-    // before it exits
-    if constexpr (C::CL == 2) cluster_sync();
 }
 
 // Merge the split partial results of each (b, h, row): one warp per row, D/32 columns per lane.
@@ -934,12 +862,12 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 // [B, S, H, D] bf16 seen as {64, S, D/64, H, B}: one box is `rows` rows by all D columns, landing in
 // shared memory as D/64 chunks of rows x 128 B with the 128-byte swizzle, i.e. the wgmma operand layout.
-int make_map(CUtensorMap* map, const void* ptr, int S, int H, int B, int D, int rows, int chunks = 0) {
+int make_map(CUtensorMap* map, const void* ptr, int S, int H, int B, int D, int rows) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (encode == nullptr) return cudaErrorNotSupported;
     cuuint64_t dims[5] = {64, (cuuint64_t)S, (cuuint64_t)(D / 64), (cuuint64_t)H, (cuuint64_t)B};
     cuuint64_t strides[4] = {(cuuint64_t)H * D * 2, 128, (cuuint64_t)D * 2, (cuuint64_t)S * H * D * 2};
-    cuuint32_t box[5] = {64, (cuuint32_t)rows, (cuuint32_t)(chunks > 0 ? chunks : D / 64), 1, 1};
+    cuuint32_t box[5] = {64, (cuuint32_t)rows, (cuuint32_t)(D / 64), 1, 1};
     cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
     CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, const_cast<void*>(ptr), dims, strides, box,
                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -985,34 +913,6 @@ struct Call {
     float scale;
 };
 
-// A persistent grid of CTA pairs (cluster dimension 2): as many pairs as can be resident at once (a pair shares
-// a GPC, so an odd GPC leaves an SM out), each striding over pairs of tiles; the grid and the tiles are even.
-template <class C>
-cudaError_t launch_cluster(long long tiles, const CUtensorMap& tm_q, const CUtensorMap& tm_k, const CUtensorMap& tm_v,
-                           const CUtensorMap& tm_o, const Params& p, cudaStream_t stream) {
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.blockDim = dim3(C::THREADS);
-    cfg.dynamicSmemBytes = C::SMEM;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    static int pairs = 0;
-    if (pairs == 0) {
-        cfg.gridDim = dim3(2);
-        cudaError_t e = cudaOccupancyMaxActiveClusters(&pairs, attn_wgmma_kernel<C>, &cfg);
-        if (e != cudaSuccess) return e;
-        if (pairs < 1) return cudaErrorInvalidConfiguration;
-    }
-    const long long ctas = tiles < 2LL * pairs ? tiles : 2LL * pairs;
-    cfg.gridDim = dim3((unsigned)ctas);
-    return cudaLaunchKernelEx(&cfg, attn_wgmma_kernel<C>, tm_q, tm_k, tm_v, tm_o, p);
-}
-
 template <class C>
 int launch(const Call& a, cudaStream_t stream) {
     static int sms = 0;
@@ -1033,8 +933,7 @@ int launch(const Call& a, cudaStream_t stream) {
     if (a.causal) kend = min(kend, p.n_mblocks * C::BM + a.seqlen_k - a.seqlen_q);
     const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
     const long long ctas = (long long)p.n_mblocks * a.batch * a.heads_q;
-    // one CTA per SM (registers and smem); a cluster's pair runs whole tiles (the dispatcher asks >= 2 waves)
-    int splits = C::CL == 2 ? 1 : choose_splits(ctas, max_blocks, sms);
+    int splits = choose_splits(ctas, max_blocks, sms);   // one CTA per SM (registers and smem)
     p.blocks_per_split = splits > 1 ? (max_blocks + splits - 1) / splits : (max_blocks > 0 ? max_blocks : 1);
     if (splits > 1) splits = (max_blocks + p.blocks_per_split - 1) / p.blocks_per_split;
     const size_t rows = (size_t)a.batch * a.heads_q * a.seqlen_q;
@@ -1055,8 +954,8 @@ int launch(const Call& a, cudaStream_t stream) {
     CUtensorMap tm_q, tm_k, tm_v, tm_o;
     int e;
     if ((e = make_map(&tm_q, a.q, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
-    if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN, C::D / 64 / C::CL)) != cudaSuccess) return e;
-    if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN, C::D / 64 / C::CL)) != cudaSuccess) return e;
+    if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
+    if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
     // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
     // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
@@ -1081,13 +980,8 @@ int launch(const Call& a, cudaStream_t stream) {
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
-    cudaError_t err;
-    if constexpr (C::CL == 2) {
-        err = launch_cluster<C>(grid, tm_q, tm_k, tm_v, tm_o, p, stream);
-    } else {
-        attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
-        err = cudaGetLastError();
-    }
+    attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
+    cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
     CombineParams cp{a.o, a.lse, p.o_part, p.lse_part, a.batch, a.heads_q, a.seqlen_q, splits};
     combine_kernel<C::D><<<(unsigned)((rows + 7) / 8), 256, 0, stream>>>(cp);
@@ -1107,12 +1001,6 @@ inline int sm_count() {
     }
     return sms;
 }
-// CLUSTER 2 (FA3 clusters non-causal head_dim >= 128 when the query blocks pair up): neighbouring query blocks
-// share K/V, and the grid is at least two waves deep (so no key split is wanted). Not yet timed.
-inline bool cluster_pays(const Call& a) {
-    const long long blocks = (a.seqlen_q + 127) / 128, tiles = blocks * a.batch * a.heads_q;
-    return CLUSTER == 2 && !a.causal && blocks % 2 == 0 && tiles >= 2LL * sm_count();
-}
 inline bool three_consumers_pay(const Call& a) {
     const long long sms = sm_count(), heads = (long long)a.batch * a.heads_q;
     const long long t128 = heads * ((a.seqlen_q + 127) / 128), t192 = heads * ((a.seqlen_q + 191) / 192);
@@ -1127,9 +1015,6 @@ using Cfg64w3 = Cfg<64, D64_WG3_BN, 3>;   // three consumers, causal and not
 using Cfg128 = Cfg<128, D128_BN>;
 using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
 using Cfg256 = Cfg<256, D256_BN>;
-using Cfg128x2 = Cfg<128, D128_BN, 2, 2>;          // CLUSTER 2: CTA pairs sharing K/V by multicast
-using Cfg128cx2 = Cfg<128, D128_BN_CAUSAL, 2, 2>;
-using Cfg256x2 = Cfg<256, D256_BN, 2, 2>;
 using Cfg64s = Cfg<64, 80>;     // at most 80 keys (cross-attention with 77): one block, little padding
 using Cfg128s = Cfg<128, 80>;
 
@@ -1160,14 +1045,8 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
             // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if constexpr (CLUSTER == 2) {   // (the cluster kernels are compiled only when asked for)
-                if (cluster_pays(a)) return a.causal || seqlen_k <= D128_BN_SWITCH ? launch<Cfg128cx2>(a, stream)
-                                                                                   : launch<Cfg128x2>(a, stream);
-            }
             if (a.causal || seqlen_k <= D128_BN_SWITCH) return launch<Cfg128c>(a, stream);
             return launch<Cfg128>(a, stream);
-        default:
-            if constexpr (CLUSTER == 2) if (cluster_pays(a)) return launch<Cfg256x2>(a, stream);
-            return launch<Cfg256>(a, stream);
+        default: return launch<Cfg256>(a, stream);
     }
 }
