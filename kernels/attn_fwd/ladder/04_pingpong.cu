@@ -39,7 +39,7 @@
 #define D64_BN_CAUSAL 128   // @knob D64_BN_CAUSAL 128 {128,192}   causal (diagonal blocks waste less)
 #endif
 #ifndef D64_WGS
-#define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           head_dim 64: consumer warpgroups (3 = FA3's 192-row tiles, 0 = by waves)
+#define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           d64 consumer warpgroups (3: 192-row tiles, 0: by waves)
 #endif
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
@@ -60,10 +60,10 @@
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
 #ifndef CAUSAL_PAIRS
-#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
+#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: longest blocks first, 1 = K/V in L2 only, 2 = in chunks
+#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -180,7 +180,9 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 // Keeps the compiler from moving accumulator reads/writes across the asynchronous region (CUTLASS's
 // warpgroup_fence_operand): without it ptxas may serialise wgmma (C7515) or read registers in flight.
 template <int R>
@@ -386,14 +388,16 @@ __device__ __forceinline__ uint32_t phase_of(int i) {
 // consumers need K_j (for S_j) before V_{j-1} (for the PV GEMM issued right after it).
 // ================================================================================================
 template <class C>
-__device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, int n, int i, uint32_t sK, const Bars& bar) {
+__device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, int n, int i, uint32_t sK,
+                                       const Bars& bar) {
     const int s = stage_of<C>(i);
     mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
     tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
-__device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV, const Bars& bar) {
+__device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV,
+                                       const Bars& bar) {
     const int s = stage_of<C>(i);
     mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
@@ -457,10 +461,12 @@ __device__ __forceinline__ void sched_arrive(int wq) {
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 template <class C>
 __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
-    const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw), klo = (uint32_t)desc_kmajor(sKs);
+    const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw),
+                   klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
     for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
-        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4, ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
+        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4,
+                       ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
         wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
     }
 }
@@ -531,7 +537,8 @@ __device__ __forceinline__ void pack_p(const float (&sc)[C::BN / 2], uint32_t (&
 #pragma unroll
     for (int j = 0; j < C::BN / 8; ++j)
 #pragma unroll
-        for (int hf = 0; hf < 2; ++hf) pa[j >> 1][2 * (j & 1) + hf] = pack_bf16(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]);
+        for (int hf = 0; hf < 2; ++hf)
+            pa[j >> 1][2 * (j & 1) + hf] = pack_bf16(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]);
 }
 
 template <class C>
@@ -585,7 +592,8 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
 #pragma unroll
             for (int j = 0; j < D / 8; ++j) {
-                const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4) + (lane & 3) * 4;
+                const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4)
+                                      + (lane & 3) * 4;
                 const uint32_t val = pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
                 asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(val) : "memory");
             }
@@ -612,7 +620,8 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
             float* op = p.o_part + (part_row0 + row) * D + col0;
 #pragma unroll
             for (int j = 0; j < D / 8; ++j)
-                *reinterpret_cast<float2*>(op + 8 * j) = make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
+                *reinterpret_cast<float2*>(op + 8 * j) =
+                    make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
             if ((lane & 3) == 0) p.lse_part[part_row0 + row] = lse_row[hf];
         }
         named_barrier_sync(1 + wq, 128);     // every warp's last QK^T has read this Q buffer
@@ -917,7 +926,8 @@ template <class C>
 int launch(const Call& a, cudaStream_t stream) {
     static int sms = 0;
     if (sms == 0) {
-        cudaError_t e = cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        cudaError_t e =
+            cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
         if (e != cudaSuccess) return e;
         int dev = 0;
         if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
@@ -996,7 +1006,8 @@ inline int sm_count() {
     static int sms = 0;
     if (sms == 0) {
         int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
             sms = 132;
     }
     return sms;
