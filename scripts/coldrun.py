@@ -316,6 +316,8 @@ def main() -> int:
     cold = legs[0]
     cold_estimate = cold["wall_s"] * (total / max(1, cold["scenarios_done"]) if cold["killed"] else 1.0)
     legs.append(run_leg("warm", args, cold_cache, min(args.warm_limit_s, max(10.0, left() - cold_estimate - 20))))
+    if args.keep_cache:   # the cold run's cache for the call's next commands, kept before a later leg can be cut off
+        shutil.copytree(cold_cache, args.keep_cache, dirs_exist_ok=True)
     if (cold_cache / "build").is_dir():
         shutil.copytree(cold_cache / "build", kill_cache / "build")
     # the resumed leg needs what the kill leaves of the cold run's work; a budget too small for both halves
@@ -349,8 +351,6 @@ def main() -> int:
     print("\n".join(lines), flush=True)
     (Path(args.out) / "coldrun_summary.json").write_text(json.dumps(summary, indent=1))
     (Path(args.out) / "coldrun_table.txt").write_text("\n".join(lines) + "\n")
-    if args.keep_cache:   # the cold run's cache (baseline and anchors timed once) for the next command of the call
-        shutil.copytree(cold_cache, args.keep_cache, dirs_exist_ok=True)
     for cache in (cold_cache, kill_cache):
         shutil.rmtree(cache, ignore_errors=True)
     return 0

@@ -147,7 +147,7 @@ for stage in "$@"; do
       left=$(( ${PROOFAB_TOTAL:-570} - SECONDS - 15 ))   # SECONDS: since this script began (wheels included)
       echo "== coldrun in the ${left} s left"
       timeout "$(( left + 10 ))" python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" \
-        --out "$OUT/coldrun" --budget-s "$left" --warm-limit-s 60 2>&1 | grep -vE "^\[" | tail -40
+        --out "$OUT/coldrun" --budget-s "$left" --warm-limit-s 60 --keep-cache "$WORKBENCH_CACHE" 2>&1 | grep -vE "^\[" | tail -40
       tar -czf "$OUT/coldrun.tgz" -C "$OUT" coldrun && rm -rf "$OUT/coldrun" ;;
     notebook)
       nb=${NOTEBOOK:-notebooks/03_kernel_ladder.ipynb}
