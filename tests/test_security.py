@@ -354,14 +354,15 @@ def test_a_contained_worker_still_fills_the_timing_cache(tmp_path, monkeypatch):
     from workbench.harness.result import CheckRequest
 
     monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
-    before = set(Path(tempfile_dir()).glob("workbench-eval-*"))
+    ours = f"workbench-eval-{os.getpid()}-*"    # this process's folders only: other test runs share /tmp
+    before = set(Path(tempfile_dir()).glob(ours))
     result = check(CheckRequest(kernel_path="standin:correct", suite="smoke", baseline_path="standin:slow_correct",
                                 anchors=(), cache_dir=str(tmp_path)))
     assert result.status == "evaluated" and result.all_correct
     assert result.versions["sandbox"].startswith("uid ") and "no network" in result.versions["sandbox"]
     entries = json.loads((tmp_path / "timing_cache.json").read_text())
     assert any(key.startswith("original|") for key in entries)
-    assert set(Path(tempfile_dir()).glob("workbench-eval-*")) <= before      # its private folder is gone
+    assert set(Path(tempfile_dir()).glob(ours)) <= before      # its private folder is gone
 
 
 def tempfile_dir() -> str:
