@@ -19,7 +19,8 @@ CELL_TIMEOUT_S = 300
 
 
 def test_every_notebook_is_paired():
-    assert {p.stem for p in PAIRS} >= {"01_campaign", "02_intervention_statistics", "03_kernel_ladder", "04_evolution"}
+    assert {p.stem for p in PAIRS} >= {"01_campaign", "02_intervention_statistics", "03_kernel_ladder", "04_evolution",
+                                      "05_second_problem_gemm"}
     for py in PAIRS:
         ipynb = py.with_suffix(".ipynb")
         assert ipynb.exists(), f"{ipynb.name} missing: run `jupytext --sync {py.relative_to(ROOT)}`"
@@ -70,3 +71,17 @@ def test_notebook_runs_top_to_bottom(py, monkeypatch):
         # the steering counts table: a person's messages by class, then the bank's questions
         rows = [line.split() for line in text.splitlines() if line.startswith("c-offline-1")]
         assert ["c-offline-1", "0", "0", "0", "0", "74"] in rows
+    if py.stem == "05_second_problem_gemm":
+        # the second problem on the CPU: a .cu kernel gets static checks, a stand-in twin timed rows and its reason
+        assert "01_mma_sync.cu: static_only, problem gemm_bf16, 8 rows" in text
+        assert "standin:wrong_tail on cpu: 5 passed, 3 failed" in text and "smoke_kheavy: mismatch (k = 1000)" in text
+        # the offline agent's campaign (stand-in evaluator): three harness runs of the 8 smoke shapes, GEMM rows
+        assert "exit 0: 3 harness runs, 24 scenario rows, problem gemm_bf16, main anchor cublas" in text
+        # the report's GEMM section apart from attention's: the campaign and the stand-in check, 4 evaluations
+        assert "gemm_bf16: 4 evaluations, 32 scenario rows, 2 sessions" in text
+        assert "Test fixtures, demos and stand-in data · gemm_bf16 · 2 sessions" in text
+        assert " · attn_fwd · " in text and "Recorded campaigns · " in text
+        # the FlashInfer sample folder as a GEMM suite: the attention workloads skipped with why, then checked
+        assert "28 gemm_bf16 scenarios from 30 workloads of 5 definitions; 2 skipped" in text
+        assert "op_type gqa_ragged: not one gemm_bf16 covers" in text
+        assert "02_wgmma_tma.cu on the serving suite: static_only" in text and "'static_only': 28" in text

@@ -112,3 +112,17 @@ def test_an_outside_agents_gemm_campaign_and_an_evolution_run(cli, tmp_path):
     config = json.loads((tmp_path / "evolutions" / "e1" / "config.json").read_text())
     assert config["problem"] == "gemm_bf16" and config["kernel_path"] == str(GEMM / "original.cu")
     assert "3 evaluations" in run.stdout
+
+
+def test_the_knob_standin_on_the_gemms_original_and_its_empty_products():
+    """The stand-in evaluator on GEMM: its own original is x1 against itself (not attention's knobs), and a K = 0
+    scenario (no FLOPs: smoke_k0) gets a launch's time instead of 0 us, which divided by zero."""
+    from workbench.evaluators.standin_timings import KnobEvaluator
+    from workbench.harness.result import CheckRequest
+
+    result = KnobEvaluator()(CheckRequest(kernel_path=str(GEMM / "original.cu"), suite="smoke", problem="gemm_bf16"))
+    variables = result.stop_variables()
+    assert variables["geomean_vs_original"] == pytest.approx(1.0)
+    assert variables["geomean_vs_cublas"] == pytest.approx(1 / 8.0)
+    k0 = next(r for r in result.rows if r.scenario["name"] == "smoke_k0")
+    assert k0.status == "passed" and k0.stats.median_us > 0

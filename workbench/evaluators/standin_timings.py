@@ -19,6 +19,7 @@ from typing import Callable, Optional
 
 ORIGINAL_TFLOPS = 20.0                  # made-up throughput of the original kernel
 FA3_OVER_ORIGINAL = 8.0
+EMPTY_CALL_US = 2.0                     # made-up time of a call with no FLOPs (a GEMM with K = 0): a launch
 
 
 def standin_result(request, speedup: Optional[float], flags=(), row_flags=()):
@@ -33,7 +34,7 @@ def standin_result(request, speedup: Optional[float], flags=(), row_flags=()):
     problem = problems.load(getattr(request, "problem", "") or problems.infer(request.kernel_path) or None)
     rows = []
     for s in load_suite(request.suite, problem=problem):
-        original_us = s.flops() / (ORIGINAL_TFLOPS * 1e12) * 1e6
+        original_us = s.flops() / (ORIGINAL_TFLOPS * 1e12) * 1e6 or EMPTY_CALL_US   # 0 us: speedups divide by 0
         refs = {"original": _stats(original_us), problem.main_anchor: _stats(original_us / FA3_OVER_ORIGINAL)}
         if speedup is None:
             rows.append(ScenarioResult(scenario=s.to_dict(), status="failed", reason="wrong_output",
@@ -64,16 +65,22 @@ def default_landscape(config: dict) -> float:
     return factor
 
 
-@functools.lru_cache(maxsize=1)
-def original_knobs() -> dict:
-    """The knob values of kernels/attn_fwd/original.cu: the configuration every stand-in speedup is against."""
-    from workbench.harness.paths import ORIGINAL_KERNEL
+@functools.lru_cache(maxsize=8)
+def original_knobs(original: Path) -> dict:
+    """The knob values of a problem's original.cu: the configuration every stand-in speedup is against."""
     from workbench.knobs import parse_knobs
 
     try:
-        return {n: k["value"] for n, k in parse_knobs(ORIGINAL_KERNEL.read_text()).items()}
+        return {n: k["value"] for n, k in parse_knobs(original.read_text()).items()}
     except OSError:
         return {}
+
+
+def _original_of(request) -> Path:
+    """The original kernel of the request's problem (attention's when the request names none)."""
+    from workbench.harness import problems
+
+    return problems.load(getattr(request, "problem", "") or problems.infer(request.kernel_path) or None).original
 
 
 class KnobEvaluator:
@@ -88,7 +95,7 @@ class KnobEvaluator:
         knobs = parse_knobs(Path(request.kernel_path).read_text())
         config = {n: k["value"] for n, k in knobs.items()}
         # the original's own configuration is the original: x1 against itself, whatever the landscape says
-        speedup = 1.0 if config and config == original_knobs() else self.landscape(config)
+        speedup = 1.0 if config and config == original_knobs(_original_of(request)) else self.landscape(config)
         return standin_result(request, speedup)
 
 
