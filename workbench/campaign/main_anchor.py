@@ -20,7 +20,7 @@ LABELS = {"fa3": "FA3", "fa4": "FA4", "fa2": "FA2", "cudnn": "cuDNN", "cublas": 
 
 def label(anchor: Optional[str]) -> str:
     """The anchor's name as a log line prints it: 'FA3', 'cuBLAS'; no anchor (an older record) is FA3."""
-    name = anchor or LEGACY_MAIN
+    name = anchor if isinstance(anchor, str) and anchor else LEGACY_MAIN      # a null read back from parquet: NaN
     return LABELS.get(name, name.upper())
 
 
@@ -39,13 +39,14 @@ def run_figures(result, main: str) -> dict:
             "geomean_vs_main": finite(variables.get(f"geomean_vs_{main}")) if main else None}
 
 
-def recorded_best(snapshot: dict, main: str) -> Optional[float]:
-    """The best against `main` a snapshot recorded. One written before campaigns named their main anchor is
-    attention's (its best_vs_fa3); one of another main anchor than `main` has no figure for it."""
-    recorded = snapshot.get("main_anchor") or LEGACY_MAIN
-    if recorded != main:
-        return None
-    return snapshot["best_vs_main"] if "best_vs_main" in snapshot else snapshot.get("best_vs_fa3")
+def recorded_best(record: dict, main: str) -> Optional[float]:
+    """The best against `main` a snapshot, status or sessions row recorded. One written before campaigns named
+    their main anchor (no main_anchor, or a null one) is attention's: its best_vs_fa3. One of another main anchor
+    than `main` has no figure for it."""
+    recorded = record.get("main_anchor")
+    if not isinstance(recorded, str) or not recorded:
+        return record.get("best_vs_fa3") if main == LEGACY_MAIN else None
+    return record.get("best_vs_main") if recorded == main else None
 
 
 # a campaign's best-so-far attributes (the built-in loop's and an outside agent's campaign's alike)
