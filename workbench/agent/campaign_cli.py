@@ -32,6 +32,8 @@ from workbench.campaign.config import (DEFAULT_KERNEL, DEFAULT_STOP, Budget, Cam
                                        problem_ceiling)
 from workbench.campaign.events import (STOP_REASONS, CampaignStarted, CampaignStopped, EvaluationDone,
                                        InterventionFired, MessageDone, Notice, ToolCallFinished, TriggerDetected)
+from workbench.campaign.main_anchor import LEGACY_MAIN
+from workbench.campaign.main_anchor import label as anchor_label
 from workbench.campaign.workspace import WorkspaceError, check_campaign_id
 from workbench.evaluators import make_evaluator
 from workbench.harness.paths import REPO_ROOT
@@ -85,8 +87,9 @@ class LogPrinter:
         elif isinstance(e, EvaluationDone):
             star = "  NEW BEST" if e.is_new_best else ""
             flags = f" flags: {', '.join(e.result.flags)}" if e.result.flags else ""
-            self._p(f"     = {e.kernel_sha[:10]}: {_x(e.geomean_vs_original)} vs original, {_x(e.geomean_vs_fa3)} "
-                    f"vs FA3; best {_x(e.best_vs_original)} / {_x(e.best_vs_fa3)} FA3{star}{flags}")
+            main = anchor_label(e.main_anchor)
+            self._p(f"     = {e.kernel_sha[:10]}: {_x(e.geomean_vs_original)} vs original, {_x(e.geomean_vs_main)} "
+                    f"vs {main}; best {_x(e.best_vs_original)} / {_x(e.best_vs_main)} {main}{star}{flags}")
         elif isinstance(e, TriggerDetected):
             self._p(f"  . trigger {e.trigger}: {_one_line(e.reason, self.width - 30)}")
         elif isinstance(e, InterventionFired):
@@ -101,7 +104,8 @@ class LogPrinter:
             self._p(f"stopped: {e.reason}{' (' + e.detail + ')' if e.detail else ''}{': ' + said if said else ''} "
                     f"after {e.turn} turns, "
                     f"{e.tool_calls} tool calls, {e.wall_s:.0f} s; best {_x(e.best_vs_original)} vs original, "
-                    f"{_x(e.best_vs_fa3)} vs FA3 ({e.best_sha[:12] or 'none'}); {e.tokens} tokens{cost}")
+                    f"{_x(e.best_vs_main)} vs {anchor_label(e.main_anchor)} ({e.best_sha[:12] or 'none'}); "
+                    f"{e.tokens} tokens{cost}")
 
 
 # ---- choosing what to run ----------------------------------------------------------------------------
@@ -329,7 +333,8 @@ def _experiment_main(argv: list[str] | None = None) -> int:
                 row = {"campaign": config.campaign_id, "arm": mode, **stopped.to_dict(),
                        "questions": len(campaign.questions)}
                 summaries[mode].append(row)
-                print(f"{config.campaign_id}: {stopped.reason}, best {_x(stopped.best_vs_fa3)} FA3 / "
+                print(f"{config.campaign_id}: {stopped.reason}, best {_x(stopped.best_vs_main)} "
+                      f"{anchor_label(stopped.main_anchor)} / "
                       f"{_x(stopped.best_vs_original)} original, {stopped.turn} turns, "
                       f"{stopped.tool_calls} tool calls, "
                       f"{row['questions']} questions", flush=True)
@@ -353,15 +358,18 @@ def _spread(values: list) -> str:
 
 
 def experiment_table(summaries: dict) -> str:
-    """The paper-style table: per arm, best x FA3 and x original (median [min-max]), stop met, steps, calls."""
-    head = (f"{'arm':<11} {'runs':>4}  {'best x FA3':<22} {'best x original':<22} {'stop met':>8} "
+    """The paper-style table: per arm, best x the main anchor (FA3, cuBLAS) and x original (median [min-max]),
+    stop met, steps, calls. Rows of campaigns with different main anchors share a column named 'main anchor'."""
+    anchors = {r.get("main_anchor") or LEGACY_MAIN for rows in summaries.values() for r in rows}
+    main = f"best x {anchor_label(anchors.pop()) if len(anchors) == 1 else 'main anchor'}"
+    head = (f"{'arm':<11} {'runs':>4}  {main:<22} {'best x original':<22} {'stop met':>8} "
             f"{'turns':>12} {'tool calls':>12} {'questions':>10}")
     lines = [head, "-" * len(head)]
     for arm, rows in summaries.items():
         if not rows:
             continue
         met = sum(r["reason"] == "stop_condition_met" for r in rows)
-        lines.append(f"{arm:<11} {len(rows):>4}  {_spread([r['best_vs_fa3'] for r in rows]):<22} "
+        lines.append(f"{arm:<11} {len(rows):>4}  {_spread([r.get('best_vs_main') for r in rows]):<22} "
                      f"{_spread([r['best_vs_original'] for r in rows]):<22} {met:>3}/{len(rows):<4} "
                      f"{_spread_int([r['turn'] for r in rows]):>12} {_spread_int([r['tool_calls'] for r in rows]):>12} "
                      f"{_spread_int([r['questions'] for r in rows]):>10}")

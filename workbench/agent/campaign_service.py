@@ -36,6 +36,7 @@ from workbench.campaign.config import CampaignConfig, config_problem, new_campai
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TriggerDetected,
                                        TurnCommitted, TurnStarted)
+from workbench.campaign.main_anchor import LEGACY_MAIN, best_state, recorded_best, run_figures, take_best
 from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.campaign.workspace import Workspace, check_campaign_id, enclosing_workspace, inside_hint
 from workbench.questions.bank import TRIGGERS, load_bank
@@ -68,11 +69,12 @@ class CampaignService:
         self._mutex = threading.Lock()   # an MCP server runs tool calls on worker threads: one at a time
         self._held = False
         self.interface = ""
+        self.main_anchor = config_problem(config).main_anchor or LEGACY_MAIN
         self._reset_state()
 
     def _reset_state(self) -> None:
         self.turn = self.tool_index = self.runs = self.inbox_read = 0
-        self.best_vs_original = self.best_vs_fa3 = None
+        self.best_vs_original = self.best_vs_fa3 = self.best_vs_main = None
         self.best_sha = self.last_message_id = ""
         self.stop_met = False
         self.last_question: Optional[dict] = None
@@ -145,7 +147,8 @@ class CampaignService:
                 self.bus.publish(CampaignStopped(reason=reason, detail=detail, turn=self.turn,
                                                  tool_calls=self.tool_index, best_sha=self.best_sha,
                                                  best_vs_original=self.best_vs_original, best_vs_fa3=self.best_vs_fa3,
-                                                 tokens=0, cost_usd=0.0, wall_s=time.time() - self.created_at))
+                                                 tokens=0, cost_usd=0.0, wall_s=time.time() - self.created_at,
+                                                 main_anchor=self.main_anchor, best_vs_main=self.best_vs_main))
                 unsubscribe()
 
     def _session_info(self) -> dict:
@@ -167,8 +170,7 @@ class CampaignService:
     # ---- state: one snapshot per committed call ------------------------------------------------------
     def _snapshot(self) -> dict:
         return {"kind": "external", "turn": self.turn, "tool_index": self.tool_index, "runs": self.runs,
-                "inbox_read": self.inbox_read, "best_vs_original": self.best_vs_original,
-                "best_vs_fa3": self.best_vs_fa3, "best_sha": self.best_sha, "stop_met": self.stop_met,
+                "inbox_read": self.inbox_read, **best_state(self), "stop_met": self.stop_met,
                 "last_question": self.last_question, "last_message_id": self.last_message_id,
                 "policy": self.policy.snapshot()}
 
@@ -186,6 +188,7 @@ class CampaignService:
         for key in ("turn", "tool_index", "runs", "inbox_read", "best_vs_original", "best_vs_fa3", "best_sha",
                     "stop_met", "last_question", "last_message_id"):
             setattr(self, key, snap[key])
+        self.best_vs_main = recorded_best(snap, self.main_anchor)    # an older snapshot: attention's best_vs_fa3
         self.policy.restore(snap["policy"])
 
     # ---- what the agent can call ---------------------------------------------------------------------
@@ -321,18 +324,16 @@ class CampaignService:
                      kernel_sha=sha, is_error=is_error)
 
     def _evaluated(self, turn: int, call_id: str, result, sha: str) -> None:
-        variables = result.stop_variables() if result.rows else {}
-        finite = lambda x: float(x) if isinstance(x, (int, float)) and x == x else None      # noqa: E731
-        g_orig, g_fa3 = finite(variables.get("geomean_vs_original")), finite(variables.get("geomean_vs_fa3"))
+        figures = run_figures(result, self.main_anchor)
         new_best = self.policy.on_result(result)
         if new_best:
-            self.best_vs_original, self.best_vs_fa3, self.best_sha = g_orig, g_fa3, sha
+            take_best(self, figures, sha)
         self.stop_met = bool(result.stop_met)
         self.bus.publish(EvaluationDone(turn=turn, call_id=call_id, tool_index=self.tool_index,
-                                        eval_id=result.eval_id, kernel_sha=sha, result=result,
-                                        geomean_vs_original=g_orig, geomean_vs_fa3=g_fa3,
+                                        eval_id=result.eval_id, kernel_sha=sha, result=result, **figures,
                                         best_vs_original=self.best_vs_original, best_vs_fa3=self.best_vs_fa3,
-                                        is_new_best=new_best))
+                                        is_new_best=new_best, main_anchor=self.main_anchor,
+                                        best_vs_main=self.best_vs_main))
 
     def _next_human(self) -> Optional[dict]:
         """The person's next waiting question from the inbox file (its position is part of the snapshot)."""
@@ -376,12 +377,10 @@ class CampaignService:
         return {"campaign_id": self.ws.campaign_id, "workspace": str(self.ws.root),
                 "kernel": str(self.ws.kernel_path), "mode": self.config.mode, "suite": self.config.suite,
                 "stop_expr": self.config.stop_expr, "stop_met": self.stop_met, "harness_runs": self.runs,
-                "tool_calls": self.tool_index, "best_vs_original": self.best_vs_original,
-                "best_vs_fa3": self.best_vs_fa3, "best_sha": self.best_sha,
+                "tool_calls": self.tool_index, **best_state(self),
                 "budget_left": {"tool_calls": max(0, b.tool_calls - self.tool_index), "wall_s": round(left_s)},
                 "last_question": {k: self.last_question.get(k) for k in ("trigger", "source", "question_id", "text")}
                 if self.last_question else None, "questions_waiting": self.waiting_questions()}
-
 
     def status_text(self) -> str:
         return campaign_text.status_text(self.status())

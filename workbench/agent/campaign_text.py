@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from workbench.campaign.main_anchor import LEGACY_MAIN, label, recorded_best
 from workbench.questions.policy import Inquiry
 
 QUESTION_OPEN, QUESTION_CLOSE = "=== QUESTION", "=== END QUESTION ==="
@@ -31,7 +32,8 @@ def question_block(inquiry: Inquiry) -> str:
 
 def status_line(s: dict) -> str:
     """The line every reply ends with: only the stop condition says the campaign is done."""
-    best = (f"best {_x(s['best_vs_original'])} vs original, {_x(s['best_vs_fa3'])} vs FA3 "
+    vs_main = recorded_best(s, s.get("main_anchor") or LEGACY_MAIN)      # a status without main_anchor: FA3's
+    best = (f"best {_x(s['best_vs_original'])} vs original, {_x(vs_main)} vs {label(s.get('main_anchor'))} "
             f"(kernel {s['best_sha'][:12]})" if s["best_sha"] else "no all-correct run yet")
     verdict = "MET: the campaign is done" if s["stop_met"] else "not met: the campaign goes on"
     return (f"campaign {s['campaign_id']}: {s['harness_runs']} harness run(s), {best}; stop condition "

@@ -18,7 +18,6 @@ The campaign ends only when a harness run reports that the stop predicate holds,
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 import uuid
@@ -34,6 +33,7 @@ from workbench.campaign.config import CampaignConfig, _config_json, campaign_pro
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDelta, MessageDone, Notice, ToolCallFinished, ToolCallStarted,
                                        TriggerDetected, TurnCommitted, TurnStarted)
+from workbench.campaign.main_anchor import LEGACY_MAIN, best_state, recorded_best, run_figures, take_best
 from workbench.campaign.recorder import TraceRecorder, committed_turn, trim_uncommitted
 from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.locks import HeldLock, acquire_lock
@@ -44,10 +44,6 @@ from workbench.redaction import context_after, redact, redact_json, redact_piece
 MAX_INPUT_DEPTH = 32          # a tool input nested deeper is refused (and recorded as a placeholder)
 
 log = logging.getLogger(__name__)
-
-
-def _finite(x) -> Optional[float]:
-    return float(x) if x is not None and isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 class Campaign:
@@ -61,7 +57,9 @@ class Campaign:
                              config.policy, seed=config.seed)
         # a replaying backend answers the harness and GPU tools from its recording
         evaluator = evaluator or getattr(backend, "evaluator", None)
-        problem = campaign_problem(config.problem, config.kernel_path).ref   # '' in configs made before problems
+        definition = campaign_problem(config.problem, config.kernel_path)
+        problem = definition.ref                        # '' in configs made before problems
+        self.main_anchor = definition.main_anchor or LEGACY_MAIN
         self.toolbox = Toolbox(workspace, evaluator, HarnessDefaults(
             suite=config.suite, stop_expr=config.stop_expr, anchors=tuple(config.anchors), problem=problem),
             best_provider=lambda: self.best_vs_original, recorded=getattr(backend, "recorded", None))
@@ -77,6 +75,7 @@ class Campaign:
         self.elapsed_s = 0.0
         self.best_vs_original: Optional[float] = None
         self.best_vs_fa3: Optional[float] = None
+        self.best_vs_main: Optional[float] = None      # the main anchor's figure of the best run
         self.best_sha = ""
         self.last_message_id = ""
         self.resumed = False
@@ -198,7 +197,8 @@ class Campaign:
         stopped = CampaignStopped(reason=reason, detail=detail, turn=self.turn, tool_calls=self.tool_index,
                                   best_sha=self.best_sha, best_vs_original=self.best_vs_original,
                                   best_vs_fa3=self.best_vs_fa3, tokens=self.tokens, cost_usd=self.cost_usd,
-                                  wall_s=self._elapsed())
+                                  wall_s=self._elapsed(), main_anchor=self.main_anchor,
+                                  best_vs_main=self.best_vs_main)
         self.bus.publish(stopped)
         return stopped
 
@@ -330,25 +330,22 @@ class Campaign:
 
     def _on_evaluation(self, turn: int, call_id: str, outcome) -> bool:
         r = outcome.result
-        variables = r.stop_variables() if r.rows else {}
-        g_orig = _finite(variables.get("geomean_vs_original"))
-        g_fa3 = _finite(variables.get("geomean_vs_fa3"))
+        figures = run_figures(r, self.main_anchor)
         new_best = self.policy.on_result(r)
         if new_best:
-            self.best_vs_original, self.best_vs_fa3, self.best_sha = g_orig, g_fa3, outcome.kernel_sha
+            take_best(self, figures, outcome.kernel_sha)
         self.bus.publish(EvaluationDone(turn=turn, call_id=call_id, tool_index=self.tool_index,
-                                        eval_id=outcome.eval_id, kernel_sha=outcome.kernel_sha, result=r,
-                                        geomean_vs_original=g_orig, geomean_vs_fa3=g_fa3,
+                                        eval_id=outcome.eval_id, kernel_sha=outcome.kernel_sha, result=r, **figures,
                                         best_vs_original=self.best_vs_original, best_vs_fa3=self.best_vs_fa3,
-                                        is_new_best=new_best))
+                                        is_new_best=new_best, main_anchor=self.main_anchor,
+                                        best_vs_main=self.best_vs_main))
         return bool(r.stop_met)
 
     # ---- snapshots (resume) ----------------------------------------------------------------------------
     def _snapshot(self) -> dict:
         return {"turn": self.turn, "messages": self.messages, "questions": self.questions,
                 "tool_index": self.tool_index, "tokens": self.tokens, "cost_usd": self.cost_usd,
-                "elapsed_s": self._elapsed(), "best_vs_original": self.best_vs_original,
-                "best_vs_fa3": self.best_vs_fa3, "best_sha": self.best_sha, "last_message_id": self.last_message_id,
+                "elapsed_s": self._elapsed(), **best_state(self), "last_message_id": self.last_message_id,
                 "idle_turns": self.idle_turns, "kernel": self.ws.read_kernel(), "policy": self.policy.snapshot(),
                 "backend": self.backend.snapshot() if hasattr(self.backend, "snapshot") else {}}
 
@@ -357,6 +354,7 @@ class Campaign:
                     "best_vs_original", "best_vs_fa3", "best_sha", "last_message_id"):
             setattr(self, key, snap[key])
         self.idle_turns = snap.get("idle_turns", 0)     # snapshots written before this field existed
+        self.best_vs_main = recorded_best(snap, self.main_anchor)
         self.ws.write_kernel(snap["kernel"])
         self.policy.restore(snap["policy"])
         if hasattr(self.backend, "restore"):

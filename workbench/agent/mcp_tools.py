@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from workbench import __version__
 from workbench.agent.campaign_inputs import MAX_NOTE_CHARS, CampaignError
+from workbench.campaign.main_anchor import LEGACY_MAIN
 from workbench.campaign.workspace import WorkspaceError
 from workbench.harness.result_line import result_record
 from workbench.questions.bank import TRIGGERS
@@ -83,6 +84,8 @@ class Standing(BaseModel):
     tool_calls: int
     best_vs_original: Optional[float] = None
     best_vs_fa3: Optional[float] = None
+    main_anchor: str = Field(LEGACY_MAIN, description="the problem's main anchor (attention: fa3, the GEMM: cublas)")
+    best_vs_main: Optional[float] = Field(None, description="the best run's geomean against the main anchor")
     best_sha: str = ""
     budget_left: dict
     last_question: Optional[dict] = None
@@ -95,6 +98,7 @@ class CheckOutput(BaseModel):
     all_correct: bool
     geomean_vs_original: Optional[float] = None
     geomean_vs_fa3: Optional[float] = None
+    geomean_vs_main: Optional[float] = Field(None, description="against the main anchor (standing.main_anchor)")
     stop_met: bool = Field(description="whether the campaign's stop condition holds for this result")
     result: dict = Field(description="the harness's `workbench-result` record: counts, failures, flags, geomeans")
     question: Optional[Question] = Field(None, description="the question asked with this result, if any")
@@ -122,6 +126,7 @@ def check_output(reply, standing: dict) -> dict:
     result = reply.result
     return {"kernel_sha": reply.kernel_sha, "status": result.status, "all_correct": bool(result.all_correct),
             "geomean_vs_original": _overall(result, "original"), "geomean_vs_fa3": _overall(result, "fa3"),
+            "geomean_vs_main": _overall(result, standing.get("main_anchor") or LEGACY_MAIN),
             "stop_met": bool(result.stop_met), "result": result_record(result), "question": _question(reply.inquiry),
             "standing": standing}
 

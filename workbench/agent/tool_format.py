@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+from workbench.campaign.main_anchor import LEGACY_MAIN, label
+
 SASS_OPCODES = ("HGMMA", "HMMA", "FFMA", "FMUL", "FADD", "MUFU.EX2", "SHFL", "LDG", "STG", "LDS", "STS",
                 "LDGSTS", "UTMALDG", "LDL", "STL", "BAR", "F2F", "PRMT")
 
@@ -22,23 +24,34 @@ def _fmt(x, spec=".2f", none="-"):
     return none if x is None or x != x else format(x, spec)
 
 
+def _main_anchor(result) -> str:
+    """The main anchor of the result's problem (FA3 for attention, cuBLAS for the GEMM)."""
+    from workbench.traces.rows import main_anchor
+
+    return main_anchor(getattr(result, "problem", "")) or LEGACY_MAIN
+
+
 def format_result(result, sha: str) -> str:
     """The harness result as the agent sees it: one table, geomeans, flags, stop, and one JSON line."""
     lines = [f"kernel {sha[:12]} on {result.suite}: {result.status}" + (f" - {result.error}" if result.error else "")]
     if result.build and result.build.get("summary"):
         lines.append(f"build: {result.build['summary']}")
+    main = _main_anchor(result)
     if result.rows:
         lines.append(f"{'scenario':<22} {'status':<11} {'rel_err':>8} {'us':>9} {'TFLOP/s':>8} {'x orig':>7} "
-                     f"{'x fa3':>6}  flags/detail")
+                     f"{'x ' + main:>6}  flags/detail")
         for r in result.rows:
             why = ": ".join(x for x in (r.reason, r.detail) if x)
             extra = ",".join(r.flags) + (f" {why}" if r.status != "passed" and why else "")
             lines.append(f"{r.name:<22} {r.status:<11} {_fmt(r.rel_l2_err, '.1e'):>8} "
                          f"{_fmt(r.stats.median_us if r.stats else None, '.1f'):>9} {_fmt(r.tflops, '.1f'):>8} "
-                         f"{_fmt(r.speedup('original')):>7} {_fmt(r.speedup('fa3')):>6}  {extra.strip()}")
+                         f"{_fmt(r.speedup('original')):>7} {_fmt(r.speedup(main)):>{max(6, len(main) + 2)}}  "
+                         f"{extra.strip()}")
     variables = result.stop_variables() if result.rows else {}
     g_orig, g_fa3 = variables.get("geomean_vs_original"), variables.get("geomean_vs_fa3")
-    lines.append(f"geomean: x{_fmt(g_orig)} vs original, x{_fmt(g_fa3)} vs FA3; all correct: {result.all_correct}")
+    g_main = variables.get(f"geomean_vs_{main}")
+    lines.append(f"geomean: x{_fmt(g_orig)} vs original, x{_fmt(g_main)} vs {label(main)}; "
+                 f"all correct: {result.all_correct}")
     if result.flags:
         lines.append(f"suspicion flags: {', '.join(result.flags)}")
     lines.append(f"stop condition ({result.stop_expr or 'none'}): "
@@ -46,6 +59,7 @@ def format_result(result, sha: str) -> str:
     finite = lambda x: x if isinstance(x, (int, float)) and x == x else None      # JSON has no NaN
     summary = {"kernel_sha": sha, "status": result.status, "all_correct": result.all_correct,
                "geomean_vs_original": finite(g_orig), "geomean_vs_fa3": finite(g_fa3),
+               "main_anchor": main, "geomean_vs_main": finite(g_main),
                "stop_met": bool(result.stop_met),
                "flags": list(result.flags)}
     lines.append("RESULT_JSON " + json.dumps(summary))

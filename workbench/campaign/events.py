@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from workbench.campaign.main_anchor import LEGACY_MAIN
+
 log = logging.getLogger(__name__)
 
 # Why a campaign (or an evolution run) stopped, in words, for logs, the notebook and the report.
@@ -148,7 +150,14 @@ class EvaluationDone(Event):
     best_vs_original: Optional[float]   # best so far, after this run
     best_vs_fa3: Optional[float]
     is_new_best: bool
+    main_anchor: str = LEGACY_MAIN      # the problem's main anchor (attention: fa3; the GEMM: cublas)
+    geomean_vs_main: Optional[float] = None
+    best_vs_main: Optional[float] = None    # the main-anchor figure of the best run so far
     ts: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        _fill_main(self, geomean_vs_main="geomean_vs_fa3", best_vs_main="best_vs_fa3")
 
     def to_dict(self) -> dict:
         data = super().to_dict()
@@ -210,7 +219,21 @@ class CampaignStopped(Event):
     tokens: int
     cost_usd: float
     wall_s: float
+    main_anchor: str = LEGACY_MAIN
+    best_vs_main: Optional[float] = None
     ts: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        _fill_main(self, best_vs_main="best_vs_fa3")
+
+
+def _fill_main(event, **main_to_fa3) -> None:
+    """An attention event made by a caller that names no main-anchor figure (an older one) gets FA3's."""
+    if event.main_anchor == LEGACY_MAIN:
+        for main, fa3 in main_to_fa3.items():
+            if getattr(event, main) is None:
+                setattr(event, main, getattr(event, fa3))
 
 
 Subscriber = Callable[[Event], None]

@@ -86,7 +86,7 @@ class TraceRecorder:
         self._write_session(dict(self.info, ended_at=utc(e.ts), stop_reason=f"{e.reason}: {e.detail}".strip(": "),
                                  turns=e.turn, tool_calls=e.tool_calls, total_tokens=e.tokens,
                                  cost_usd=e.cost_usd, best_sha=e.best_sha, best_vs_original=e.best_vs_original,
-                                 best_vs_fa3=e.best_vs_fa3))
+                                 best_vs_fa3=e.best_vs_fa3, main_anchor=e.main_anchor, best_vs_main=e.best_vs_main))
         if e.reason != "interrupted":
             try:                         # one file per table per session; parts stay if this fails
                 self.writer.compact()

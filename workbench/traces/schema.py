@@ -37,6 +37,8 @@ SESSIONS = pa.schema([
     ("workbench_version", pa.string()),
     ("config_json", pa.string()),
     ("is_standin", pa.bool_()),         # its numbers were not measured on a GPU (traces/sources.py)
+    ("main_anchor", pa.string()),       # the problem's main anchor (fa3, cublas); null in older rows: fa3
+    ("best_vs_main", pa.float64()),     # the best run's geomean against it; null in older rows: best_vs_fa3
 ])
 
 MESSAGES = pa.schema([
