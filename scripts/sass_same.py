@@ -8,14 +8,16 @@ BEFORE may be `REV:PATH` (read with `git show`). Each side is built with the har
 (workbench.harness.build.COMPILE_FLAGS, -gencode for sm_90a) as `nvcc -cubin`, and `cuobjdump -sass` of the two
 cubins is compared. Both sides are compiled from the same path, one after the other: nvcc names the anonymous
 namespace after the source's path, so two paths would differ in every symbol. --every-knob builds the default
-and then each listed non-default value of each `// @knob NAME DEFAULT {values}` line, one -DNAME=V at a time
-(the knobs are #ifndef-guarded). cuobjdump comes from PATH or .tools/cuda/bin (scripts/prep_sass_tools.sh).
+and then each listed non-default value of each `// @knob NAME DEFAULT {values}` line, one at a time: as
+-DNAME=V where the #define is #ifndef-guarded, else (a -D would be overridden) by writing V into the #define
+line of both sides. cuobjdump comes from PATH or .tools/cuda/bin (scripts/prep_sass_tools.sh).
 Exit 0: identical everywhere; 1: some configuration differs (the first differing lines are printed); 2: bad input.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from workbench.harness.build import COMPILE_FLAGS, DEFAULT_ARCH, arch_flags  # noqa: E402
-from workbench.knobs import parse_knobs  # noqa: E402
+from workbench.knobs import KNOB_LINE, parse_knobs  # noqa: E402
 
 
 def read_source(spec: str) -> tuple[str, str]:
@@ -61,28 +63,55 @@ def sass(text: str, name: str, defines: list[str], work: Path, cuobjdump: str) -
     return subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
 
 
-def compare(before: tuple[str, str], after: tuple[str, str], defines: list[str], cuobjdump: str) -> str:
-    """'' when both sides give the same SASS under `defines`, else the first lines of a unified diff."""
+def set_knob(text: str, name: str, value: str) -> str:
+    """`text` with the value of knob `name` in its #define line replaced by `value`."""
+    return KNOB_LINE.sub(lambda m: m.group("prefix") + value + m.group("rest") if m.group("name") == name
+                         else m.group(0), text)
+
+
+def compare(before: tuple[str, str], after: tuple[str, str], config: tuple, cuobjdump: str) -> str:
+    """'' when both sides give the same SASS under `config` (-D flags, knob values to write), else a diff's head."""
+    defines, written = config
+    texts = [before[0], after[0]]
+    for name, value in written:
+        texts = [set_knob(t, name, value) for t in texts]
     with tempfile.TemporaryDirectory(prefix="sass-same-") as tmp:
         name = after[1]                         # one path for both sides (see the module docstring)
-        old = sass(before[0], name, defines, Path(tmp), cuobjdump)
-        new = sass(after[0], name, defines, Path(tmp), cuobjdump)
+        old = sass(texts[0], name, defines, Path(tmp), cuobjdump)
+        new = sass(texts[1], name, defines, Path(tmp), cuobjdump)
+    if "Function :" not in old:             # nothing compiled for the device: identical would prove nothing
+        raise RuntimeError(f"{name} {' '.join(defines)}: the cubin holds no device function to compare")
     if old == new:
         return ""
     diff = difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="")
     return "\n".join(list(diff)[:40])
 
 
-def configurations(before_text: str, after_text: str, every_knob: bool, defines: list[str]) -> list[list[str]]:
+def guarded(text: str, name: str) -> bool:
+    return re.search(rf"^[ \t]*#[ \t]*ifndef[ \t]+{name}\b", text, re.M) is not None
+
+
+def configurations(before_text: str, after_text: str, every_knob: bool, defines: list[str]) -> list[tuple]:
+    """(-D flags, [(knob, value) to write into both sides' #define lines]) for each build to compare."""
     if not every_knob:
-        return [defines]
+        return [(defines, [])]
     knobs = parse_knobs(after_text)
     if {n: (k["value"], k["choices"]) for n, k in parse_knobs(before_text).items()} != \
             {n: (k["value"], k["choices"]) for n, k in knobs.items()}:
         sys.exit("sass_same: the two sides declare different @knob lines (names, defaults or values); "
                  "a reformatting must keep them")
-    return [defines] + [defines + [f"-D{name}={v}"] for name, k in knobs.items() for v in k["choices"]
-                        if v != k["value"]]
+    configs = [(defines, [])]
+    for name, k in knobs.items():
+        for v in (v for v in k["choices"] if v != k["value"]):
+            both = guarded(before_text, name) and guarded(after_text, name)
+            configs.append((defines + [f"-D{name}={v}"], []) if both else (defines, [(name, v)]))
+    return configs
+
+
+def label(config: tuple) -> str:
+    defines, written = config
+    return " ".join(defines + [f"{n}={v} (written into its #define: not #ifndef-guarded)" for n, v in written]) \
+        or "(default)"
 
 
 def main() -> int:
@@ -107,8 +136,7 @@ def main() -> int:
             return 1
     differing = 0
     for config, diff in zip(configs, diffs):
-        label = " ".join(config) or "(default)"
-        print(f"{'identical' if not diff else 'DIFFERENT'}  {label}")
+        print(f"{'identical' if not diff else 'DIFFERENT'}  {label(config)}")
         if diff:
             differing += 1
             print(diff)
