@@ -194,7 +194,8 @@ def summarise_suite(data: dict) -> dict:
     noisy = {}
     for who in ("candidate", "original", *ANCHORS):
         spreads = [_spread(r.get("stats") if who == "candidate" else (r.get("reference_stats") or {}).get(who))
-                   for r in rows if (r.get("stats") if who == "candidate" else (r.get("reference_stats") or {}).get(who))]
+                   for r in rows
+                   if (r.get("stats") if who == "candidate" else (r.get("reference_stats") or {}).get(who))]
         noisy[who] = {f"> {t:g}": sum(x > t for x in spreads) for t in SPREAD_THRESHOLDS}
         noisy[who]["rows"] = len(spreads)
     return {"kernel": data.get("kernel_path"), "gpu": data.get("gpu"), "versions": data.get("versions"),
@@ -255,7 +256,8 @@ def markdown(res: dict) -> str:
             lines.append(f"| {who} | " + " | ".join(_f(g.get(c)) for c in (*CATEGORIES, "all")) +
                          f" | {_methods_text(ref['timing_methods'].get(who))} |")
         b = ref["best_of_libraries_x_fa3"]
-        lines.append("| best of FA3/cuDNN/FA2 per shape | " + " | ".join(_f(b.get(c)) for c in (*CATEGORIES, "all")) + " | |")
+        lines.append("| best of FA3/cuDNN/FA2 per shape | "
+                     + " | ".join(_f(b.get(c)) for c in (*CATEGORIES, "all")) + " | |")
         for name, s in full.items():
             g = s["x_fa3"]["candidate"]
             lines.append(f"| {name} | " + " | ".join(_f(g.get(c)) for c in (*CATEGORIES, "all")) +

@@ -74,7 +74,8 @@ def harness_roles(tmp: Path, suite: str) -> list[dict]:
             rows.append({"path": label, "shape": name, "candidate_us": cand.get("median_us"),
                          "original_us": base.get("median_us"), "profiler_us": cand.get("profiled_us"),
                          "original_profiler_us": base.get("profiled_us"),
-                         "candidate_patterns": cand.get("profile_detail"), "original_patterns": base.get("profile_detail"),
+                         "candidate_patterns": cand.get("profile_detail"),
+                         "original_patterns": base.get("profile_detail"),
                          "clock_mhz": cand.get("clock_mhz"), "tare_us": res.get("versions", {}).get("timing_tare_us")})
         print(f"  {label}: done (exit {proc.returncode})", flush=True)
     return rows
@@ -156,8 +157,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         suite = suite_file(tmp)
-        rows, extra = ([], {"tare_us": float("nan"), "fill1_tared_us": float("nan"), "fill1_profiler_us": float("nan")}) \
-            if os.environ.get("DIAG_SKIP_INPROCESS") else in_process(suite)
+        rows, extra = (([], {"tare_us": float("nan"), "fill1_tared_us": float("nan"),
+                             "fill1_profiler_us": float("nan")})
+                       if os.environ.get("DIAG_SKIP_INPROCESS") else in_process(suite))
         print(f"tare {extra['tare_us']:.2f} us; 1-element fill: tared {extra['fill1_tared_us']:.2f} us, "
               f"profiler {extra['fill1_profiler_us']:.2f} us", flush=True)
         rows += harness_roles(tmp, suite)

@@ -105,7 +105,8 @@ def main() -> int:
         pattern_rows = worker_pattern(kernels["02_mma"], timer)
     out_dir = Path(os.environ.get("OUT") or ROOT / ".cache")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "devtime_probe.json").write_text(json.dumps({"shape": SHAPE, "rows": rows, "pattern": pattern_rows}, indent=1))
+    (out_dir / "devtime_probe.json").write_text(
+        json.dumps({"shape": SHAPE, "rows": rows, "pattern": pattern_rows}, indent=1))
     return 0
 
 
@@ -140,8 +141,10 @@ def worker_pattern(kernel, timer) -> list[dict]:
         variants = [("A 1 set, nothing around", 1, None, None),
                     ("E 2 sets, refill + poison, check after (worker)", 2, worker_before, check, False),
                     ("P E primed (the harness since device-time-3)", 2, worker_before, check, True),
-                    ("S E primed + 300 us spin before the flush", 2, lambda i: (worker_before(i), spin(300)), check, True),
-                    ("T E + 2 ms spin before the flush, not primed", 2, lambda i: (worker_before(i), spin(2000)), check, False),
+                    ("S E primed + 300 us spin before the flush", 2,
+                     lambda i: (worker_before(i), spin(300)), check, True),
+                    ("T E + 2 ms spin before the flush, not primed", 2,
+                     lambda i: (worker_before(i), spin(2000)), check, False),
                     ("A2 1 set, nothing around (again)", 1, None, None)]
         if os.environ.get("PROBE_PATTERN_ONLY"):
             variants = [v if len(v) == 5 else (*v, False) for v in variants]
@@ -150,7 +153,8 @@ def worker_pattern(kernel, timer) -> list[dict]:
                     ("B 2 sets, nothing around", 2, None, None),
                     ("C 2 sets, poison before", 2, lambda i: outs[i].poison(), None),
                     ("D 2 sets, refill + poison before", 2, lambda i: (refill(i), outs[i].poison()), None),
-                    ("E 2 sets, refill + poison, check after (worker)", 2, lambda i: (refill(i), outs[i].poison()), check),
+                    ("E 2 sets, refill + poison, check after (worker)", 2,
+                     lambda i: (refill(i), outs[i].poison()), check),
                     ("F 1 set, check after", 1, None, check),
                     ("G 1 set, nothing around (again)", 1, None, None)]
         for label, n, before, after, *primed in variants:

@@ -31,7 +31,8 @@ COST_LINE = re.compile(r"foreign-kernel check: (\d+) call\(s\) recorded, ([\d.]+
 def one_run(args, policy: str) -> dict:
     os.environ["WORKBENCH_FOREIGN_CHECK"] = policy
     lines: list[str] = []
-    request = CheckRequest(kernel_path=args.kernel, suite=args.suite, anchors=tuple(a for a in args.anchors.split(",") if a),
+    request = CheckRequest(kernel_path=args.kernel, suite=args.suite,
+                           anchors=tuple(a for a in args.anchors.split(",") if a),
                            cache_dir=os.environ.get("WORKBENCH_CACHE"))
     result = check(request, progress=lines.append)
     cost = next((COST_LINE.search(l) for l in lines if COST_LINE.search(l)), None)
@@ -59,7 +60,8 @@ def main() -> int:
             runs.append(run)
             print(f"round {r + 1} {policy:<4} wall {run['wall_s']:7.1f} s  {run['passed']}/{run['rows']} passed  "
                   f"{run['calls']} calls recorded, {run['check_s']} s in the check  geomeans "
-                  + " ".join(f"x{v:.3f} {n}" for n, v in run["geomeans"].items()) + f"  {run['failed'] or ''}", flush=True)
+                  + " ".join(f"x{v:.3f} {n}" for n, v in run["geomeans"].items()) + f"  {run['failed'] or ''}",
+                  flush=True)
     off = statistics.median(r["wall_s"] for r in runs if r["policy"] == "off")
     on = statistics.median(r["wall_s"] for r in runs if r["policy"] == "all")
     extra = (on - off) / off * 100

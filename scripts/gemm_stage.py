@@ -99,7 +99,8 @@ def rung_table(results: dict, anchors: tuple) -> bool:
         good = result.all_correct
         ok &= good
         geo = result.geomeans()
-        print(f"\n{label}: {'all correct' if good else 'NOT all correct'} ({result.counts()}), wall {result.wall_s:.0f} s")
+        print(f"\n{label}: {'all correct' if good else 'NOT all correct'} ({result.counts()}), "
+              f"wall {result.wall_s:.0f} s")
         for name in ("original", *anchors):
             cells = "  ".join(f"{c} {geo.get(c, {}).get(name, float('nan')):.3f}" for c in categories if c in geo)
             print(f"   x {name:<8} overall {geo['overall'].get(name, float('nan')):.3f}   {cells}")

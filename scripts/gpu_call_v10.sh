@@ -6,4 +6,5 @@ echo "#### r1 $(date -u +%T)"; mkdir -p $OUT/r1
 OUT=$OUT/r1 timeout 100 $B --suite $F --only _c1 --kernels $K $K:CAUSAL_ORDER=2 > $OUT/r1/log.txt 2>&1
 grep -E "^# (built|interrupted)|FAIL" $OUT/r1/log.txt | head -5; sed -n '/^# geomean/,$p' $OUT/r1/log.txt
 echo "#### gemm $(date -u +%T)"; mkdir -p $OUT/gemm
-timeout 300 python3 scripts/gemm_gpu_check.py --out $OUT/gemm 2>&1 | tee $OUT/gemm/gemm_gpu_check.log | grep -vE "^(built|verified) " | tail -80
+timeout 300 python3 scripts/gemm_gpu_check.py --out $OUT/gemm 2>&1 | tee $OUT/gemm/gemm_gpu_check.log \
+  | grep -vE "^(built|verified) " | tail -80

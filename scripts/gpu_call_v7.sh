@@ -2,7 +2,8 @@
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu; F=kernels/attn_fwd/suites/full.csv; V=UNIFORM_RING=2,MASK_LIMIT=1
 B="python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 8 --cap 0.15"
-ab() { n=$1; shift; mkdir -p $OUT/$n; echo "#### $n $(date -u +%T)"; OUT=$OUT/$n timeout $T $B "$@" > $OUT/$n/log.txt 2>&1
+ab() { n=$1; shift; mkdir -p $OUT/$n; echo "#### $n $(date -u +%T)"
+       OUT=$OUT/$n timeout $T $B "$@" > $OUT/$n/log.txt 2>&1
        grep -E "^# (built|interrupted)|FAIL" $OUT/$n/log.txt | head -8; sed -n '/^# geomean/,$p' $OUT/$n/log.txt; }
 T=200 ab n1 --suite $F --kernels $K $K:UNIFORM_RING=2 $K:$V $K:$V,FIRST_SCHED=1 $K:$V,FIRST_SCHED=1,STORE_LATE=1
 T=130 ab n1b --suite $F --only _c1 --kernels $K:$V $K:$V,PERSISTENT=3 $K:$V,PERSISTENT=3,PUBLISH_LATE=1 \

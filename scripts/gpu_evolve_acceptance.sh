@@ -26,9 +26,12 @@ CANDIDATES=${CANDIDATES:-10}
 
 # ---- install what the image lacks (Ray, jsonschema; FA3 when carried) ----------------------------------------
 source scripts/gpu_wheels.sh || exit 2
-python3 -c "import ray" 2>/dev/null || { echo "Ray is missing: run scripts/prep_ray_wheels.sh here and carry .whl/ray"; exit 2; }
+python3 -c "import ray" 2>/dev/null \
+  || { echo "Ray is missing: run scripts/prep_ray_wheels.sh here and carry .whl/ray"; exit 2; }
 if python3 -c "import fa3_fwd_interface" 2>/dev/null; then ANCHORS=fa3; else ANCHORS=""; fi
-echo "stage $STAGE; anchors: ${ANCHORS:-none}; $(python3 -c 'import ray, torch; print("ray", ray.__version__, "torch", torch.__version__, "GPUs", torch.cuda.device_count())')"
+versions=$(python3 -c 'import ray, torch
+print("ray", ray.__version__, "torch", torch.__version__, "GPUs", torch.cuda.device_count())')
+echo "stage $STAGE; anchors: ${ANCHORS:-none}; $versions"
 
 case "$STAGE" in
   env)
@@ -59,7 +62,8 @@ rows = evolve.lineage_frame("data/traces", sys.argv[1])
 runs = evolve.progress_frame(rows)
 seed = runs.iloc[0]["geomean"]
 print(f"seed x{seed:.3f} vs original; best x{runs['best'].max():.3f} ({runs['best'].max() / seed:.3f}x the seed); "
-      f"{len(runs)} evaluated, {(rows['status'] == 'rejected').sum()} rejected; GPUs {sorted(set(rows['gpu'].dropna()))}")
+      f"{len(runs)} evaluated, {(rows['status'] == 'rejected').sum()} rejected; "
+      f"GPUs {sorted(set(rows['gpu'].dropna()))}")
 print(evolve.question_gains(rows).to_string())
 EOF
     ;;

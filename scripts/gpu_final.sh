@@ -12,7 +12,8 @@ wb() { python3 -m workbench.cli "$@"; }
 echo "#### 04 full (harness) $(date -u +%T)"
 timeout 300 python3 -m workbench.cli check $K4 --suite full --anchors fa3,cudnn,fa2 --baseline $K4 \
   --json "$OUT/check_04_pingpong_full.json" --traces '' > "$OUT/check_04.log" 2>&1
-grep -E "^(suite|scenarios|geomean_vs|all_correct|timing_method|flags)" "$OUT/check_04.log"; grep -c FAIL "$OUT/check_04.log"
+grep -E "^(suite|scenarios|geomean_vs|all_correct|timing_method|flags)" "$OUT/check_04.log"
+grep -c FAIL "$OUT/check_04.log"
 echo "#### wrong kernels $(date -u +%T)"
 timeout 130 python3 -m pytest -m gpu tests/test_gpu.py -k wrong -q -s -p no:cacheprovider -n 8 > "$OUT/wrong.log" 2>&1
 grep -E "^WRONG|passed|failed" "$OUT/wrong.log" | tail -25

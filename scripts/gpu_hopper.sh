@@ -43,7 +43,8 @@ for stage in "$@"; do
           compute-sanitizer --tool $tool --kernel-name kns=attn --print-limit 5 \
             python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/edge.csv --kernels "$k" --no-time \
             --no-scaled --seeds 0 --only s64_causal,q333_k77 > "$OUT/sanitize_${tool}_$(basename "$k" .cu).log" 2>&1
-          echo "$(basename "$k") $tool: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize_${tool}_$(basename "$k" .cu).log" | tr '\n' ' ')"
+          log="$OUT/sanitize_${tool}_$(basename "$k" .cu).log"
+          echo "$(basename "$k") $tool: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tr '\n' ' ')"
         done
       done ;;
     gemm)

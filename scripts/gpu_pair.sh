@@ -6,7 +6,8 @@
 # GPU 0: scripts/gpu_campaign.sh with the first argument; its files land in $OUT as usual.
 # GPU 1: `evolve` (scripts/gpu_evolve_acceptance.sh evolve over a LocalPool of that one GPU) or scripts/gpu_run.sh
 #        stages; its files land in $OUT/gpu1/. Stages share the campaign's timing cache (merged on write, builds
-#        replaced atomically); the evolution keeps its own. Timings on one GPU are not disturbed by the other GPU's work (separate devices, 32 cores).
+#        replaced atomically); the evolution keeps its own. Timings on one GPU are not disturbed by the other
+#        GPU's work (separate devices, 32 cores).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/gpu1"

@@ -7,7 +7,8 @@
 #   full    pytest -m gpu: the original passes `full` (fills the timing cache), anchors correct, twice within 2 %
 #   ladder  every ladder rung on `full` with FA3, cuDNN and FA2 (original cached)
 #   bench   harness wall time: dev26 and full for the best ladder rung with FA3 as anchor, original cached
-#   foreign        pytest -m gpu: the two kernels that borrow cuBLAS / torch rejected with foreign_kernel, the profiler window
+#   foreign        pytest -m gpu: the two kernels that borrow cuBLAS / torch rejected with foreign_kernel, the
+#                  profiler window
 #   foreignladder  pytest -m gpu: every ladder rung passes `full` with the foreign-kernel check on every scenario
 #   foreigncost    harness wall time of `full` (02_mma, FA3, original cached) with WORKBENCH_FOREIGN_CHECK=off vs all
 #   devtime pytest -m gpu tests/test_gpu_device_time.py: harness median vs torch.profiler (device time proof)
@@ -15,7 +16,8 @@
 #   quick   pytest -m gpu -n 8: every gpu test but the `full`-suite ones, the twice spread and the proof (xdist)
 #   self02  02_mma on full with FA3, cuDNN and FA2, its own baseline (the original's slow timings not needed for x FA3)
 #   self    the same for SELF_KERNEL
-#   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off, WORKBENCH_SANDBOX=off
+#   costs   COST_KERNEL (02_mma) on full, caches warm, three ways: as is, WORKBENCH_FOREIGN_CHECK=off,
+#           WORKBENCH_SANDBOX=off
 #   coldrun issue 24: COLDRUN_KERNEL (04_pingpong) on full with fa3,cudnn,fa2 on empty caches of its own: cold, warm,
 #           SIGKILLed at half and resumed (scripts/coldrun.py; table in $OUT/coldrun_table.txt, JSON per run)
 #   proofab the device-time proof (devtime) with the fix, then with WORKBENCH_TIMING_RULES=fixed (the rep rules before
@@ -33,9 +35,10 @@
 #   gemmharness  scripts/gemm_stage.py, all through the harness: kernels/gemm_bf16 original and rungs `workbench
 #           check`ed on full with cuBLAS and Triton, every wrong/ kernel against expected.csv, an offline-agent
 #           campaign on the GEMM (GEMM_ARGS passes options, e.g. --suite dev; GEMM_TIMEOUT 480 s)
-#   ray1    issue 28 on one H200: RAY_KERNEL (02_mma) on RAY_SUITE (dev26) with FA3 through the local pool and a Ray pool
-#           of one GPU, RAY_ROUNDS (2) each: both geomeans, each path's wall, Ray's start and overhead, what held on the
-#           node (scripts/ray_pool_check.py one; carry .whl/ray and .whl/fa3: prep_ray_wheels.sh, prep_fa3_xz.sh).
+#   ray1    issue 28 on one H200: RAY_KERNEL (02_mma) on RAY_SUITE (dev26) with FA3 through the local pool and a Ray
+#           pool of one GPU, RAY_ROUNDS (2) each: both geomeans, each path's wall, Ray's start and overhead, what held
+#           on the node (scripts/ray_pool_check.py one; carry .whl/ray and .whl/fa3: prep_ray_wheels.sh,
+#           prep_fa3_xz.sh).
 #           Every ray stage puts its pools on a `ray start --head` of its own, reached by address (scripts/ray_head.py);
 #           $OUT/<stage>.txt is the table, .json the figures, .log everything, _head.log the head's output
 #   ray2    2 GPUs: a fresh cache; CANDIDATES (10) variants on a Ray pool of 1 GPU and of 2: throughput, geomeans per
@@ -65,25 +68,32 @@ for stage in "$@"; do
   echo "#### stage $stage $(date -u +%FT%TZ)"
   case $stage in
     probe)
-      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$OUT/env.txt"
-      python3 -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())" | tee -a "$OUT/env.txt"
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
+        | tee "$OUT/env.txt"
+      python3 -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__, \
+        'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())" | tee -a "$OUT/env.txt"
       nvcc --version | tail -1 | tee -a "$OUT/env.txt"
-      wb check kernels/attn_fwd/original.cu --suite smoke --anchors fa3,cudnn,fa2 --traces '' 2>&1 | tee "$OUT/probe_smoke.log"
-      /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/original.cu --suite dev26 --anchors fa3,cudnn,fa2 \
-        --json "$OUT/original_dev26.json" --traces '' 2>&1 | tee "$OUT/original_dev26.log"
+      wb check kernels/attn_fwd/original.cu --suite smoke --anchors fa3,cudnn,fa2 --traces '' 2>&1 \
+        | tee "$OUT/probe_smoke.log"
+      /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/original.cu --suite dev26 \
+        --anchors fa3,cudnn,fa2 --json "$OUT/original_dev26.json" --traces '' 2>&1 | tee "$OUT/original_dev26.log"
       summary "original dev26" "$OUT/original_dev26.log" ;;
     wrong)   # -rA: one PASSED/FAILED line per kernel in the summary (xdist hides -s output)
-      timeout "${WRONG_TIMEOUT:-420}" python3 -m pytest -m gpu tests/test_gpu.py -k wrong -n "${WRONG_WORKERS:-8}" -rA -q \
-        -p no:cacheprovider -W ignore 2>&1 | tee "$OUT/pytest_wrong.log" \
-        | grep -E "^(PASSED|FAILED|ERROR) |passed|failed" | sed 's/tests\/test_gpu.py::test_wrong_kernel_is_rejected_with_its_reason//'
+      timeout "${WRONG_TIMEOUT:-420}" python3 -m pytest -m gpu tests/test_gpu.py -k wrong -n "${WRONG_WORKERS:-8}" \
+        -rA -q -p no:cacheprovider -W ignore 2>&1 | tee "$OUT/pytest_wrong.log" \
+        | grep -E "^(PASSED|FAILED|ERROR) |passed|failed" \
+        | sed 's/tests\/test_gpu.py::test_wrong_kernel_is_rejected_with_its_reason//'
       # one JSON per kernel: 21 files, more than a call brings back one by one
       ( cd "$OUT" && ls wrong_*.json >/dev/null 2>&1 && tar -czf wrong_json.tgz wrong_*.json && rm -f wrong_*.json ) ;;
     full)
-      python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
+      python3 -m pytest -m gpu tests/test_gpu.py -k "original_passes_full" -q -s -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_full.log" | grep -vE "^\[" | tail -30 ;;
     devtime)
-      python3 -m pytest -m gpu tests/test_gpu_device_time.py -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_devtime.log" | grep -vE "^\[" | tail -40 ;;
+      python3 -m pytest -m gpu tests/test_gpu_device_time.py -q -s -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_devtime.log" | grep -vE "^\[" | tail -40 ;;
     twice)
-      python3 -m pytest -m gpu tests/test_gpu.py -k "twice" -q -s -p no:cacheprovider 2>&1 | tee "$OUT/pytest_twice.log" | grep -vE "^\[" | tail -30 ;;
+      python3 -m pytest -m gpu tests/test_gpu.py -k "twice" -q -s -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_twice.log" | grep -vE "^\[" | tail -30 ;;
     ladder)
       for k in kernels/attn_fwd/ladder/*.cu; do
         n=$(basename "$k" .cu)
@@ -102,11 +112,14 @@ for stage in "$@"; do
     rung02)   # 02_mma on full with every anchor; a cold cache also times the original as baseline here
       /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/ladder/02_mma.cu --suite full \
         --anchors fa3,cudnn,fa2 --json "$OUT/ladder_02_mma_full.json" --traces '' > "$OUT/ladder_02_mma_full.log" 2>&1
-      summary "02_mma full" "$OUT/ladder_02_mma_full.log"; grep -E "^wall|FAIL" "$OUT/ladder_02_mma_full.log" | head -8 ;;
+      summary "02_mma full" "$OUT/ladder_02_mma_full.log"
+      grep -E "^wall|FAIL" "$OUT/ladder_02_mma_full.log" | head -8 ;;
     rung01)
       /usr/bin/time -f "wall %e s" python3 -m workbench.cli check kernels/attn_fwd/ladder/01_tiled.cu --suite full \
-        --anchors fa3,cudnn,fa2 --json "$OUT/ladder_01_tiled_full.json" --traces '' > "$OUT/ladder_01_tiled_full.log" 2>&1
-      summary "01_tiled full" "$OUT/ladder_01_tiled_full.log"; grep -E "^wall|FAIL" "$OUT/ladder_01_tiled_full.log" | head -8 ;;
+        --anchors fa3,cudnn,fa2 --json "$OUT/ladder_01_tiled_full.json" --traces '' \
+        > "$OUT/ladder_01_tiled_full.log" 2>&1
+      summary "01_tiled full" "$OUT/ladder_01_tiled_full.log"
+      grep -E "^wall|FAIL" "$OUT/ladder_01_tiled_full.log" | head -8 ;;
     foreign)
       python3 -m pytest -m gpu tests/test_gpu.py -k "borrowed or profiler_window" -q -s -p no:cacheprovider 2>&1 \
         | tee "$OUT/pytest_foreign.log" | grep -E "^WRONG|^BORROWED|^seen:|passed|failed" ;;
@@ -119,15 +132,20 @@ for stage in "$@"; do
     self02|self)   # self: SELF_KERNEL (default 02_mma) on full with every anchor, its own baseline
       k=kernels/attn_fwd/ladder/02_mma.cu; [ "$stage" = self ] && k=${SELF_KERNEL:-$k}; n=$(basename "$k" .cu)
       WORKBENCH_FOREIGN_CHECK=all /usr/bin/time -f "wall %e s" python3 -m workbench.cli check $k --suite full \
-        --anchors fa3,cudnn,fa2 --baseline $k --json "$OUT/ladder_${n}_full.json" --traces '' > "$OUT/ladder_${n}_full.log" 2>&1
-      summary "$n full" "$OUT/ladder_${n}_full.log"; grep -E "^wall|FAIL|^timing|foreign-kernel check" "$OUT/ladder_${n}_full.log" | head -8 ;;
+        --anchors fa3,cudnn,fa2 --baseline $k --json "$OUT/ladder_${n}_full.json" --traces '' \
+        > "$OUT/ladder_${n}_full.log" 2>&1
+      summary "$n full" "$OUT/ladder_${n}_full.log"
+      grep -E "^wall|FAIL|^timing|foreign-kernel check" "$OUT/ladder_${n}_full.log" | head -8 ;;
     costs)
       k=${COST_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}
-      for way in "as-is WORKBENCH_FOREIGN_CHECK=all" "foreign-off WORKBENCH_FOREIGN_CHECK=off" "sandbox-off WORKBENCH_SANDBOX=off WORKBENCH_FOREIGN_CHECK=all"; do
+      for way in "as-is WORKBENCH_FOREIGN_CHECK=all" "foreign-off WORKBENCH_FOREIGN_CHECK=off" \
+                 "sandbox-off WORKBENCH_SANDBOX=off WORKBENCH_FOREIGN_CHECK=all"; do
         set -- $way; name=$1; shift
         env "$@" python3 -m workbench.cli check $k --suite full --anchors fa3,cudnn,fa2 --baseline $k \
           --json "$OUT/cost_$name.json" --traces '' > "$OUT/cost_$name.log" 2>&1
-        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f'{sys.argv[2]:<12} wall {r[\"wall_s\"]:7.1f} s  x FA3 {r[\"geomeans\"][\"overall\"].get(\"fa3\")}  sandbox {r.get(\"versions\",{}).get(\"sandbox\")}')" "$OUT/cost_$name.json" "$name"
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); \
+          print(f'{sys.argv[2]:<12} wall {r[\"wall_s\"]:7.1f} s  x FA3 {r[\"geomeans\"][\"overall\"].get(\"fa3\")}' \
+                f'  sandbox {r.get(\"versions\",{}).get(\"sandbox\")}')" "$OUT/cost_$name.json" "$name"
         grep -E "foreign-kernel check" "$OUT/cost_$name.log" | head -2
       done ;;
     coldrun)   # its own empty caches (not $WORKBENCH_CACHE); each run has a time limit inside COLDRUN_BUDGET (560 s)
@@ -141,17 +159,21 @@ for stage in "$@"; do
         [ "$way" = fixed ] && rules=fixed
         WORKBENCH_TIMING_RULES=$rules OUT="$OUT/proof_$way" timeout "${PROOF_TIMEOUT:-170}" python3 -m pytest -m gpu \
           tests/test_gpu_device_time.py $extra -q -s -p no:cacheprovider > "$OUT/proof_$way/pytest.log" 2>&1
-        echo "== proof $way (WORKBENCH_TIMING_RULES=${rules:-cost-sized}), $((SECONDS - t0)) s in: $(tail -1 "$OUT/proof_$way/pytest.log")"
-        grep -hE "^\| C_s100|^\| D_cross|^- C_s100.*02_mma|^spin of|^E  " "$OUT/proof_$way/pytest.log" | grep -E "02_mma|spin|^E" | cut -c1-170
+        echo "== proof $way (WORKBENCH_TIMING_RULES=${rules:-cost-sized}), $((SECONDS - t0)) s in:" \
+          "$(tail -1 "$OUT/proof_$way/pytest.log")"
+        grep -hE "^\| C_s100|^\| D_cross|^- C_s100.*02_mma|^spin of|^E  " "$OUT/proof_$way/pytest.log" \
+          | grep -E "02_mma|spin|^E" | cut -c1-170
       done
       left=$(( ${PROOFAB_TOTAL:-570} - SECONDS - 15 ))   # SECONDS: since this script began (wheels included)
       echo "== coldrun in the ${left} s left"
-      timeout "$(( left + 10 ))" python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" \
-        --out "$OUT/coldrun" --budget-s "$left" --warm-limit-s 60 --keep-cache "$WORKBENCH_CACHE" 2>&1 | grep -vE "^\[" | tail -40
+      timeout "$(( left + 10 ))" python3 scripts/coldrun.py \
+        --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" --out "$OUT/coldrun" --budget-s "$left" \
+        --warm-limit-s 60 --keep-cache "$WORKBENCH_CACHE" 2>&1 | grep -vE "^\[" | tail -40
       tar -czf "$OUT/coldrun.tgz" -C "$OUT" coldrun && rm -rf "$OUT/coldrun" ;;
     notebook)
       nb=${NOTEBOOK:-notebooks/03_kernel_ladder.ipynb}
-      timeout "${NB_TIMEOUT:-540}" python3 scripts/run_notebook.py "$nb" "$OUT/$(basename "$nb" .ipynb)_executed.ipynb" 2>&1 \
+      timeout "${NB_TIMEOUT:-540}" python3 scripts/run_notebook.py "$nb" \
+        "$OUT/$(basename "$nb" .ipynb)_executed.ipynb" 2>&1 \
         | tee "$OUT/notebook.log" | tail -40 ;;
     diag)
       timeout "${DIAG_TIMEOUT:-200}" python3 scripts/devtime_diag.py 2>&1 | tee "$OUT/devtime_diag.log" | tail -30 ;;
@@ -169,7 +191,8 @@ for stage in "$@"; do
       grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest_walls_cpu.log" | tail -12 ;;
     ncu)
       k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
-      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")
+      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; \
+        r=b(sys.argv[1]); print(r.so_path)" "$k")
       cuobjdump --dump-sass "$so" > "$OUT/sass_$(basename "$k" .cu).txt" 2>&1
       printf 'SASS %s: ' "$(basename "$k")"   # the harness's own build (sm_90a), every compiled configuration
       for op in HGMMA HMMA UTMALDG USETMAXREG LDL STL; do
@@ -185,24 +208,34 @@ for stage in "$@"; do
       done ;;
     ncucmp)  # the same counters for NCU_KERNEL and FA3 on each of NCU_SCENARIOS, side by side
       k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
-      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")
-      mets='regex:^sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active$,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,sm__cycles_elapsed.avg.per_second,launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum'
+      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; \
+        r=b(sys.argv[1]); print(r.so_path)" "$k")
+      mets='regex:^sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active$'
+      mets+=',regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,sm__cycles_elapsed.avg.per_second'
+      mets+=',launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum'
+      # the counters' lines worth reading in ncu's report
+      shown='Duration|SM Frequency|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_|pipe_alu_|pipe_xu|issue_active'
+      shown+='|stalled_(barrier|long_scoreboard|short_scoreboard|wait|math_pipe_throttle|mio_throttle|dispatch_stall'
+      shown+='|no_instruction|selected|not_selected|sleeping|membar|branch_resolving|lg_throttle|tex_throttle|misc'
+      shown+='|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued'
       for sc in ${NCU_SCENARIOS:-A_d128_c0_s4k}; do
         for impl in ours fa3; do
           f="$OUT/ncucmp_${sc}_$impl.txt"
-          timeout 150 ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:attn_wgmma|FlashAttnFwd" \
-            --launch-skip 1 --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+          timeout 150 ncu --clock-control none --kernel-name-base demangled \
+            --kernel-name "regex:attn_wgmma|FlashAttnFwd" --launch-skip 1 --launch-count 1 \
+            --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
             --metrics "$mets,sass__inst_executed_per_opcode" --print-metric-instances ${NCU_INSTANCES:-details} \
             python3 -m workbench.agent.launch_one --impl $impl --so "$so" --suite full --scenario "$sc" > "$f" 2>&1
           echo "== ncucmp $sc $impl (rc $?)"
-          grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_|pipe_alu_|pipe_xu|issue_active|stalled_(barrier|long_scoreboard|short_scoreboard|wait|math_pipe_throttle|mio_throttle|dispatch_stall|no_instruction|selected|not_selected|sleeping|membar|branch_resolving|lg_throttle|tex_throttle|misc|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued" "$f" | grep -v per_opcode | sed 's/  */ /g' | head -45
+          grep -E "$shown" "$f" | grep -v per_opcode | sed 's/  */ /g' | head -45
           grep "sass__inst_executed_per_opcode" "$f" | sed 's/  */ /g' | cut -c1-1500
         done
       done
       tar -czf "$OUT/ncucmp.tgz" -C "$OUT" $(cd "$OUT" && ls ncucmp_*.txt) && rm -f "$OUT"/ncucmp_*.txt ;;
     ncusrc)  # per-instruction stall sampling (SourceCounters) for NCU_KERNEL / FA3 on NCU_SCENARIOS: SASS-level CSV
       k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
-      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; r=b(sys.argv[1]); print(r.so_path)" "$k")
+      so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; \
+        r=b(sys.argv[1]); print(r.so_path)" "$k")
       for job in ${NCU_JOBS:-ours:A_d128_c1_s4k fa3:A_d128_c1_s4k}; do
         impl=${job%%:*}; sc=${job#*:}; r="$OUT/src_${sc}_$impl"
         timeout ${NCU_TIMEOUT:-150} ncu --clock-control none --kernel-name-base demangled \
@@ -240,7 +273,8 @@ for stage in "$@"; do
         --kernel "${RAY_KERNEL:-kernels/attn_fwd/ladder/02_mma.cu}" --suite "${RAY_SUITE:-dev26}" --anchors "$a" \
         "${extra[@]}" --head --head-log "$OUT/${stage}_head.log" --json "$OUT/$stage.json" --table "$OUT/$stage.txt" \
         > "$OUT/$stage.log" 2>&1
-      echo "$stage: rc $?"; grep -vE "^\[|WARNING|INFO|^\s*$|raylet\)|^verdict" "$OUT/$stage.log" | cut -c1-400 | tail -30
+      echo "$stage: rc $?"
+      grep -vE "^\[|WARNING|INFO|^\s*$|raylet\)|^verdict" "$OUT/$stage.log" | cut -c1-400 | tail -30
       cat "$OUT/$stage.txt" 2>/dev/null | cut -c1-400 ;;
     *) echo "unknown stage $stage" ;;
   esac

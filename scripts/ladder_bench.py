@@ -153,7 +153,8 @@ def diagnose(sc, q, kk, v, rows, scale, o_ref, lse_ref, fa3):
     if fa3 is not None:
         o3, l3 = fa3(q, kk, v, softmax_scale=scale, causal=bool(sc["causal"]), return_attn_probs=True)[:2]
         o3, l3 = o3[:, rows].double(), l3[:, :, rows].double()
-        out.update(fa3_lse=(l3 - lse_ref)[fin].abs().max().item(), fa3_rel_l2=((o3 - o_ref).norm() / o_ref.norm()).item())
+        out.update(fa3_lse=(l3 - lse_ref)[fin].abs().max().item(),
+                   fa3_rel_l2=((o3 - o_ref).norm() / o_ref.norm()).item())
     return out
 
 
@@ -175,7 +176,8 @@ def check(k, sc, seeds, scaled_seed, fa3=None):
                 and lbuf[:GUARD].isnan().all() and lbuf[-GUARD:].isnan().all()):
             return "FAIL: wrote outside o/lse", worst
         if o.isnan().any() or lse.isnan().any():
-            return f"FAIL: NaN/unwritten in o ({int(o.isnan().sum())}) or lse ({int(lse.isnan().sum())}) seed {seed}", worst
+            return (f"FAIL: NaN/unwritten in o ({int(o.isnan().sum())}) or lse ({int(lse.isnan().sum())}) "
+                    f"seed {seed}"), worst
         if b * hq * sq * sc["seqlen_k"] <= FULL_REF_MAX or sq <= SAMPLE_ROWS:
             rows = torch.arange(sq, device="cuda")
         else:
@@ -196,7 +198,8 @@ def check(k, sc, seeds, scaled_seed, fa3=None):
         if not torch.equal(fin, torch.isfinite(lse_k)) or (lse_k[~fin] != float("-inf")).any():
             return f"FAIL: lse -inf rows differ (seed {seed})", worst
         la = (lse_k[fin] - lse_ref[fin]).abs().max().item() if fin.any() else 0.0
-        worst.update(rel_l2=max(worst["rel_l2"], rel), max_abs=max(worst["max_abs"], mx), lse_abs=max(worst["lse_abs"], la))
+        worst.update(rel_l2=max(worst["rel_l2"], rel), max_abs=max(worst["max_abs"], mx),
+                     lse_abs=max(worst["lse_abs"], la))
         if rel > REL_L2_TOL or mx > MAX_ABS_TOL or la > LSE_ABS_TOL:
             return f"FAIL: rel_l2 {rel:.2e} max_abs {mx:.2e} lse {la:.2e} (seed {seed}, x{scale_in:g})", worst
         del q, kk, v, obuf, lbuf, o_ref, lse_ref
@@ -361,8 +364,9 @@ def run_shapes(args, scs, ks, anc, fa3_raw, results):
                 try:   # an SDPA backend may refuse GQA with a lower-right mask: time it on expanded K/V
                     g = sc["heads_q"] // sc["heads_kv"]
                     ke, ve = kk.repeat_interleave(g, dim=2), v.repeat_interleave(g, dim=2)
-                    row["impl"][name] = dict(ms=time_ms(lambda: fn(q, ke, ve, sc["causal"], scale), args.reps, args.cap),
-                                             note="K/V heads expanded")
+                    row["impl"][name] = dict(
+                        ms=time_ms(lambda: fn(q, ke, ve, sc["causal"], scale), args.reps, args.cap),
+                        note="K/V heads expanded")
                     del ke, ve
                 except Exception:  # noqa: BLE001
                     row["impl"][name] = dict(error=f"{type(e).__name__}: {str(e)[:120]}")
@@ -374,9 +378,11 @@ def run_shapes(args, scs, ks, anc, fa3_raw, results):
             if "ms" in r:
                 r["tflops"] = row["flops"] / r["ms"] / 1e9
                 fa3 = row["impl"].get("fa3", {}).get("ms")
-                parts.append(f"{name} {r['ms'] * 1e3:7.1f}us {r['tflops']:4.0f}TF" + (f" x{fa3 / r['ms']:.2f}" if fa3 and name not in anc else ""))
+                parts.append(f"{name} {r['ms'] * 1e3:7.1f}us {r['tflops']:4.0f}TF"
+                             + (f" x{fa3 / r['ms']:.2f}" if fa3 and name not in anc else ""))
             if "diag" in r.get("err", {}):
-                parts.append("diag " + " ".join(f"{a}={b:.1e}" if isinstance(b, float) else f"{a}={b}" for a, b in r["err"]["diag"].items()))
+                parts.append("diag " + " ".join(f"{a}={b:.1e}" if isinstance(b, float) else f"{a}={b}"
+                                                for a, b in r["err"]["diag"].items()))
             if r.get("status", "ok") != "ok" or "error" in r:
                 parts.append(f"{name} {r.get('status') or r.get('error')}")
         print(f"{sc['name']:34s} " + " | ".join(parts), flush=True)
@@ -390,7 +396,8 @@ def summarize(args, ks, anc, results):
     print(f"{'kernel':44s} {'vs':5s} " + " ".join(f"{c:>7s}" for c in cats) + "   passed")
     summary = {}
     for k in [k["label"] for k in ks] + [a for a in anc if a != "fa3"]:
-        passed = sum(1 for r in results if r["impl"].get(k, {}).get("status", "ok") == "ok" and "error" not in r["impl"].get(k, {}))
+        passed = sum(1 for r in results
+                     if r["impl"].get(k, {}).get("status", "ok") == "ok" and "error" not in r["impl"].get(k, {}))
         for ref in [a for a in ("fa3", "fa2") if a in anc and a != k]:
             vals = []
             for c in cats:

@@ -39,7 +39,8 @@ def full_suite() -> list[Scenario]:
     for sq in (128, 512, 2048):
         for sk in (4096, 16384):
             for hq, hkv, d in KV_CACHE_SHAPES:
-                out.append(Scenario(f"D_prefill_q{sq}_k{_k(sk)}_h{hq}x{hkv}_d{d}", 1, hq, hkv, sq, sk, d, True, "bf16", "D"))
+                out.append(Scenario(f"D_prefill_q{sq}_k{_k(sk)}_h{hq}x{hkv}_d{d}", 1, hq, hkv, sq, sk, d, True,
+                                    "bf16", "D"))
     # D2. non-causal cross-attention
     for sq in (1024, 4096):
         for sk in (77, 333, 1024, 4096, 8192):

@@ -3,10 +3,11 @@
     PYTHONPATH=. .venv/bin/python scripts/record_demo_campaign.py            # rewrites data/demo/<DEMO_ID>/
 
 No GPU and no API key are needed, and none of its numbers is a measurement: the evaluator below invents
-per-scenario timings from the kernel's `@knob` values (a fixed landscape on top of workbench.evaluators.standin_timings),
-so the notebook UI and the replay backend have a campaign with some texture to show (failing rows, a stall,
-a claim, a suspicious jump, a person's question). Every result carries the GPU name DEMO_GPU, which the
-figures and the notebook print, so a reader can never mistake it for an H200 run.
+per-scenario timings from the kernel's `@knob` values (a fixed landscape on top of
+workbench.evaluators.standin_timings), so the notebook UI and the replay backend have a campaign with some
+texture to show (failing rows, a stall, a claim, a suspicious jump, a person's question). Every result carries
+the GPU name DEMO_GPU, which the figures and the notebook print, so a reader can never mistake it for an H200
+run.
 
 The agent is `workbench.agent.backends.offline.ScriptedAgent` (no LLM); the mode is hybrid, and the script
 puts one bank question in the inbox as a person would (turn PERSON_TURN) so both banner kinds appear.

@@ -17,7 +17,8 @@ run() {   # run NAME [ENV...]: one `workbench check`, its result JSON in $OUT/NA
   "$PY" - "$OUT/$name.json" "$name" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-print(f"{sys.argv[2]:<10} wall {r['wall_s']:8.1f} s  status {r['status']}  sandbox: {r.get('versions', {}).get('sandbox')}")
+print(f"{sys.argv[2]:<10} wall {r['wall_s']:8.1f} s  status {r['status']}  "
+      f"sandbox: {r.get('versions', {}).get('sandbox')}")
 PYEOF
 }
 run warmup
@@ -28,5 +29,6 @@ import json, sys
 off = json.load(open(f"{sys.argv[1]}/off.json"))["wall_s"]
 on = json.load(open(f"{sys.argv[1]}/on.json"))["wall_s"]
 change = 100 * (on - off) / off
-print(f"contained vs unconfined: {on:.1f} s vs {off:.1f} s = {change:+.1f} % ({'PASS' if abs(change) < 5 else 'FAIL'}: < 5 %)")
+print(f"contained vs unconfined: {on:.1f} s vs {off:.1f} s = {change:+.1f} % "
+      f"({'PASS' if abs(change) < 5 else 'FAIL'}: < 5 %)")
 PYEOF

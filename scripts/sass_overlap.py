@@ -35,7 +35,8 @@ def main(argv: list[str]) -> int:
         if any(w in name for w in wanted) and "attn_wgmma" in name:
             before, under, after = overlap(ins)
             cfg = name.split("Cfg")[-1][:28] if "Cfg" in name else name[:40]
-            print(f"{cfg:30s} exp2 before S-wait {before:3d}  under PV (between the waits) {under:3d}  after PV-wait {after:3d}")
+            print(f"{cfg:30s} exp2 before S-wait {before:3d}  under PV (between the waits) {under:3d}  "
+                  f"after PV-wait {after:3d}")
     return 0
 
 

@@ -48,12 +48,12 @@ done_step
 # The real-browser tests drive Debian's Chromium (Playwright never downloads a browser here);
 # best effort: without it those tests are skipped with the reason.
 step "[5/5] Chromium for the browser tests (best effort)"
-if [ -z "${WORKBENCH_SKIP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
-   && [ "$(id -u)" = 0 ]; then
+if [ -z "${WORKBENCH_SKIP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 \
+   && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     && done_step "installed" || echo "setup: chromium could not be installed; the browser tests will be skipped"
 else
   done_step "nothing to do"
 fi
-echo "setup: .venv ready in $((SECONDS - STARTED)) s ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)' \
-  2>/dev/null || echo 'no torch'), $(.venv/bin/workbench --version))"
+torch_version=$(.venv/bin/python -c 'import torch; print("torch", torch.__version__)' 2>/dev/null || echo 'no torch')
+echo "setup: .venv ready in $((SECONDS - STARTED)) s ($torch_version, $(.venv/bin/workbench --version))"

@@ -213,8 +213,8 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo_bytes
          static_cast<uint64_t>((sbo_bytes & 0x3FFFFu) >> 4) << 32 | static_cast<uint64_t>(1) << 62;
 }
 
-#define ACC8(d, i) \
-  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define ACC8(d, i) "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
+  "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define ACC64(d) ACC8(d, 0), ACC8(d, 8), ACC8(d, 16), ACC8(d, 24), ACC8(d, 32), ACC8(d, 40), ACC8(d, 48), ACC8(d, 56)
 #define ACC128(d)                                                                                         \
   ACC64(d), ACC8(d, 64), ACC8(d, 72), ACC8(d, 80), ACC8(d, 88), ACC8(d, 96), ACC8(d, 104), ACC8(d, 112), \
@@ -731,7 +731,7 @@ static ProbeResult run_rs_probe() {
   for (int i = 0; i < q_rows; ++i)
     for (int d = 0; d < d_v; ++d) {
       double acc = 0;
-      for (int j = 0; j < kv_rows; ++j) acc += static_cast<double>(p[i * kv_rows + j]) * __bfloat162float(v[j * d_v + d]);
+      for (int j = 0; j < kv_rows; ++j) acc += (double)p[i * kv_rows + j] * __bfloat162float(v[j * d_v + d]);
       const double got = O[i * DCOLS + d];
       oe += (got - acc) * (got - acc);
       orr += acc * acc;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The wgmma GEMM gate on the H200 (issue 12, "Rung A": the wgmma GEMM before any attention rung), one device call of about a minute:
+# The wgmma GEMM gate on the H200 (issue 12, "Rung A": the wgmma GEMM before any attention rung), one device call
+# of about a minute:
 #   bash scripts/wgmma_gemm_bench.sh        # log in $OUT/wgmma_gemm_bench.log ($OUT defaults to /tmp/out)
 # 1. builds the release binary (ptxas -v summary, any C75xx line flagged) and a -DWGMMA_WATCHDOG one;
 # 2. SASS counts (HGMMA, UTMALDG, USETMAXREG, LDL/STL) when cuobjdump is there;

@@ -23,7 +23,8 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-// Knobs (the offline agent's and the evolution's search space; every listed value builds, tests/test_gemm_bf16_files.py):
+// Knobs (the offline agent's and the evolution's search space; every listed value builds,
+// tests/test_gemm_bf16_files.py):
 #define BM 64      // @knob BM 64 {32,64,128}      layer=parallelism  (rows of C per block)
 #define BN 64      // @knob BN 64 {32,64,128}      layer=parallelism  (columns of C per block)
 #define BK 16      // @knob BK 16 {8,16,32}        layer=pipelining   (K per shared-memory step)

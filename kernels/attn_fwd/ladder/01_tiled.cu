@@ -208,7 +208,8 @@ int launch(const Params& p, cudaStream_t stream) {
     constexpr size_t smem = (size_t)(BQ + BK) * (D + 8) * 2 + (size_t)BK * D * 2 + (size_t)BQ * (BK + 4) * 4;
     static bool configured = false;
     if (!configured) {
-        cudaError_t e = cudaFuncSetAttribute(attn_tiled_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        cudaError_t e =
+            cudaFuncSetAttribute(attn_tiled_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess) return e;
         configured = true;
     }

@@ -147,7 +147,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
 }
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
@@ -273,8 +274,10 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
         if (STAGES == 2) {
             if (t + 1 < t_end) {
                 const int64_t kv_off = (int64_t)(k0 + BK) * kv_stride;
-                load_tile<BK, D, THREADS>(sK0 + (st ^ 1) * BK * D * 2, kg + kv_off, kv_stride, p.seqlen_k - k0 - BK, tid);
-                load_tile<BK, D, THREADS>(sV0 + (st ^ 1) * BK * D * 2, vg + kv_off, kv_stride, p.seqlen_k - k0 - BK, tid);
+                load_tile<BK, D, THREADS>(sK0 + (st ^ 1) * BK * D * 2, kg + kv_off, kv_stride,
+                                          p.seqlen_k - k0 - BK, tid);
+                load_tile<BK, D, THREADS>(sV0 + (st ^ 1) * BK * D * 2, vg + kv_off, kv_stride,
+                                          p.seqlen_k - k0 - BK, tid);
             }
         } else {
             load_tile<BK, D, THREADS>(sV0, vg + (int64_t)k0 * kv_stride, kv_stride, p.seqlen_k - k0, tid);
@@ -286,7 +289,8 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
             for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
                 for (int kk = 0; kk < KT; ++kk)
-                    ldmatrix_x4(qf[C::QREG ? mt : 0][C::QREG ? kk : 0], q_lane + mt * 16 * D * 2 + (kk >> 2) * 128 + off_a[kk & 3]);
+                    ldmatrix_x4(qf[C::QREG ? mt : 0][C::QREG ? kk : 0],
+                                q_lane + mt * 16 * D * 2 + (kk >> 2) * 128 + off_a[kk & 3]);
         }
 
         // warp-uniform: does this tile touch the warp's rows at all, and does it need a mask?
@@ -382,7 +386,8 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
             cp_async_wait<0>();
             __syncthreads();   // V_t landed; every warp is done reading K_t
             if (t + 1 < t_end)
-                load_tile<BK, D, THREADS>(sK0, kg + (int64_t)(k0 + BK) * kv_stride, kv_stride, p.seqlen_k - k0 - BK, tid);
+                load_tile<BK, D, THREADS>(sK0, kg + (int64_t)(k0 + BK) * kv_stride, kv_stride,
+                                          p.seqlen_k - k0 - BK, tid);
             cp_async_commit();
         }
 
@@ -456,7 +461,8 @@ __global__ void __launch_bounds__(C::THREADS) attn_mma_kernel(Params p) {
                 float* op = p.o_part + (part_row0 + row) * D + 2 * tq;
 #pragma unroll
                 for (int dt = 0; dt < DT; ++dt)
-                    *reinterpret_cast<float2*>(op + dt * 8) = make_float2(o[mt][dt][2 * hf] * inv, o[mt][dt][2 * hf + 1] * inv);
+                    *reinterpret_cast<float2*>(op + dt * 8) =
+                        make_float2(o[mt][dt][2 * hf] * inv, o[mt][dt][2 * hf + 1] * inv);
                 if (tq == 0) p.lse_part[part_row0 + row] = lt > 0.f ? m[mt][hf] * kLn2 + logf(lt) : -INFINITY;
             }
     }
@@ -551,7 +557,8 @@ int plan(const Params& p, Plan<C>& pl) {
         int dev = 0, sms = 0, occ = 0;
         if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
         if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-        if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, attn_mma_kernel<C>, C::THREADS, C::SMEM)) != cudaSuccess) return e;
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, attn_mma_kernel<C>, C::THREADS, C::SMEM);
+        if (e != cudaSuccess) return e;
         if (occ < 1) return cudaErrorInvalidConfiguration;
         slots = sms * occ;
     }

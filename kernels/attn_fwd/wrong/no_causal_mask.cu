@@ -187,8 +187,8 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
     if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)o) % 16 != 0) return (int)cudaErrorInvalidValue;
     if (seqlen_q == 0) return 0;
 
-    const AttnParams p = {q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, 0 /* BUG: causal dropped */,
-                          softmax_scale * LOG2E, 0};
+    const AttnParams p = {q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim,
+                          0 /* BUG: causal dropped */, softmax_scale * LOG2E, 0};
     if (head_dim <= 64) return launch<64>(p, stream);
     if (head_dim <= 128) return launch<128>(p, stream);
     return launch<256>(p, stream);

@@ -165,7 +165,8 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK, 1) attn_fwd_kernel(const At
         }
     }
     if (lane == 0)
-        p.lse[((long long)b * p.heads_q + h) * p.seqlen_q + row] = (l > 0.0f) ? (m + log2f(l)) : -INFINITY;   // BUG: log2 units
+        // BUG: log2 units
+        p.lse[((long long)b * p.heads_q + h) * p.seqlen_q + row] = (l > 0.0f) ? (m + log2f(l)) : -INFINITY;
 }
 
 template <int HEAD_DIM_MAX>
