@@ -123,10 +123,10 @@ def main() -> int:
     args, defines = ap.parse_known_args()
     if bad := [d for d in defines if not d.startswith("-D")]:
         sys.exit(f"sass_same: {bad[0]}: only -DNAME=V flags may follow the two sources")
+    before, after = read_source(args.before), read_source(args.after)   # the user's input first, then the tools
     if not shutil.which("nvcc"):
         sys.exit("sass_same: nvcc not found on PATH; install the CUDA toolkit")
     cuobjdump = find_cuobjdump()
-    before, after = read_source(args.before), read_source(args.after)
     configs = configurations(before[0], after[0], args.every_knob, defines)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         try:
