@@ -97,7 +97,7 @@ class Evolution:
         self.recorder(CampaignStarted(campaign_id=c.run_id, mode="evolve", agent=c.agent, model=c.model,
                                       kernel_path=c.kernel_path, suite=c.suite, stop_expr=c.stop_expr,
                                       workspace=str(self.ws.root), resumed=self.resumed,
-                                      turn=max(st["generation"], 0)))
+                                      turn=max(st["generation"], 0), main_anchor=self.main_anchor))
         reason = ""
         try:
             if st["generation"] < 0:
