@@ -22,9 +22,9 @@ import pandas as pd
 from workbench import plots, validate
 from workbench.arguments import Parser, UsageError, fraction, refuse
 from workbench.redaction import redact
-from workbench.campaign.main_anchor import label as anchor_label
 from workbench.traces import analysis as an
 from workbench.traces import edits, rules, sources
+from workbench.traces.anchor_names import label as anchor_label
 from workbench.traces.integrity import session_warnings
 from workbench.traces.report_html import CSS, card, img, pct, redact_page, rules_html, table, version
 from workbench.traces.writer import write_text_durable
