@@ -264,3 +264,38 @@ def test_cli_errors_are_one_line(argv, needle, tmp_path, capsys, monkeypatch):
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1
+
+
+# ---- the problem's main anchor ---------------------------------------------------------------------------
+GEMM_ORIGINAL = "kernels/gemm_bf16/original.cu"
+
+
+def test_a_gemm_evolution_scores_its_events_and_sessions_row_on_cublas(tmp_path):
+    seen = []
+    with LocalPool(2, evaluator=KnobEvaluator()) as pool:
+        evo = Evolution.create(config(tmp_path, kernel_path=GEMM_ORIGINAL, problem="gemm_bf16", generations=1,
+                                      population=2), pool)
+        recorder = evo.recorder
+        evo.recorder = lambda e: (seen.append(e), recorder(e))
+        evo.run()
+    done = [e for e in seen if type(e).__name__ == "EvaluationDone"]
+    stopped = [e for e in seen if type(e).__name__ == "CampaignStopped"][0]
+    assert done and all(e.main_anchor == "cublas" and e.geomean_vs_main is not None for e in done)
+    assert stopped.main_anchor == "cublas" and 0 < stopped.best_vs_main < 10 and stopped.best_vs_fa3 is None
+    session = read_table(evo.traces_root, "sessions").iloc[0]
+    assert session["main_anchor"] == "cublas" and session["best_vs_main"] == pytest.approx(stopped.best_vs_main)
+
+
+def test_an_attention_evolution_still_scores_on_fa3_and_an_older_state_file_resumes_as_fa3(tmp_path):
+    evo, _, _ = run(tmp_path, generations=1, anchors=["fa3"])
+    session = read_table(evo.traces_root, "sessions").iloc[0]
+    assert session["main_anchor"] == "fa3" and session["best_vs_main"] == pytest.approx(session["best_vs_fa3"])
+    state_file = evo.ws.root / "state" / "evolution.json"
+    state = json.loads(state_file.read_text())
+    assert state["best_vs_main"] == state["best_vs_fa3"] is not None
+    for key in ("main_anchor", "best_vs_main"):      # as a state file of an older workbench has neither
+        state.pop(key)
+    state_file.write_text(json.dumps(state))
+    with LocalPool(1, evaluator=KnobEvaluator()) as pool:
+        resumed = Evolution.resume("evo", pool, root=str(tmp_path))
+    assert resumed.state["main_anchor"] == "fa3" and resumed.state["best_vs_main"] == state["best_vs_fa3"]

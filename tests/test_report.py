@@ -218,3 +218,26 @@ def test_report_refuses_bad_options_before_reading(traces, tmp_path, run_cli, ar
     code, _, err = run_cli(["report", str(traces), *out, *args])
     assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_gemm_section_scores_on_cublas_and_says_so(run_cli, tmp_path):
+    """A GEMM campaign's sessions are scored on their main anchor (cuBLAS), and its arms and sessions tables say
+    'best × cuBLAS'; a table of attention and GEMM sessions says 'best × main anchor'."""
+    from workbench.traces import analysis as an
+    from workbench.traces.report import ARMS_COLUMNS, SESSION_COLUMNS, main_anchor_columns
+
+    code, out, err = run_cli(["campaign", "--problem", "gemm_bf16", "--agent", "offline", "--evaluator", "standin",
+                              "--budget", "tool_calls=4", "--root", str(tmp_path), "--id", "g1"])
+    assert code == 0, err[-2000:]
+    a = an.analyze([tmp_path / "g1" / "traces"])
+    row = a.sessions.iloc[0]
+    assert row["main_anchor"] == "cublas" and 0 < row["best_vs_main"] < 10 and row["best_vs_original"] != row[
+        "best_vs_original"]                                            # scored on cuBLAS, not on the original
+    code, out, err = run_cli(["report", str(tmp_path / "g1" / "traces"), "-o", str(tmp_path / "r.html")])
+    assert code == 0, err[-2000:]
+    page = (tmp_path / "r.html").read_text()
+    assert "<th>best × cuBLAS (median)</th>" in page and "<th>best × cuBLAS</th>" in page and "× FA3" not in page
+    mixed = pd.DataFrame({"main_anchor": ["fa3", "cublas", None]})
+    arms, rows, name = main_anchor_columns(mixed, ARMS_COLUMNS, SESSION_COLUMNS)
+    assert name == "main anchor" and arms["best_vs_main_max"] == "best × main anchor (max)"
+    assert rows["best_vs_main"] == "best × main anchor"

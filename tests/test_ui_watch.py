@@ -89,3 +89,35 @@ def test_the_demo_plays_an_agent_into_a_watched_campaign(tmp_path):
     frame = app.runs_frame()
     assert len(frame) == 4 and bool(frame["new_best"].iloc[-1])
     assert frame["question"].str.len().gt(0).sum() >= 1         # the stall or the claim was questioned
+
+
+def test_a_watched_gemm_campaign_speaks_cublas_with_its_figures(tmp_path):
+    """The watcher takes the main anchor and its figures from the trace rows; the model and the widgets' HTML
+    (chips, status line, per-scenario and runs tables, the stop line) say cuBLAS, never FA3."""
+    from pathlib import Path
+
+    from workbench.ui import render
+    from workbench.ui.model import CampaignModel
+
+    gemm = Path(__file__).resolve().parents[1] / "kernels" / "gemm_bf16" / "original.cu"
+    config = CampaignConfig(suite="smoke", mode="hybrid", stop_expr="", root=str(tmp_path), campaign_id="c-gemm",
+                            problem="gemm_bf16", anchors=["cublas"])
+    service = CampaignService.create(config, evaluator=KnobEvaluator(), kernel_text=gemm.read_text())
+    with service.session("test"):
+        service.check()
+        service.check()
+    watcher = CampaignWatcher(service.ws.root, poll_s=0.01)
+    log, model = EventLog(), CampaignModel()
+    watcher.subscribe(log)
+    watcher.subscribe(model.apply)
+    watcher.catch_up()
+    watcher.stop()
+    stopped = watcher.run()
+    runs = log.of(EvaluationDone)
+    assert len(runs) == 2 and all(e.main_anchor == "cublas" and 0 < e.geomean_vs_main < 10 for e in runs)
+    assert stopped.main_anchor == "cublas" and stopped.best_vs_main == pytest.approx(runs[0].geomean_vs_main)
+    html = (render.status_html(model.status) + render.run_head(model.runs[-1])
+            + render.table_html(model.frame, "", model.runs[-1]["main_anchor"])
+            + render.runs_table_html(model.runs_frame()) + "".join(item["html"] for item in model.items.values()))
+    assert html.count("cuBLAS") >= 6 and "FA3" not in html
+    assert render.fmt_x(runs[0].geomean_vs_main) in render.status_html(model.status)

@@ -137,7 +137,8 @@ class CampaignService:
             self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode, model="",
                                              agent=f"{EXTERNAL_AGENT} ({interface})", kernel_path=c.kernel_path,
                                              suite=c.suite, stop_expr=c.stop_expr, workspace=str(self.ws.root),
-                                             resumed=self.turn > 0, turn=self.turn))
+                                             resumed=self.turn > 0, turn=self.turn,
+                                             main_anchor=self.main_anchor))
             self._held = True
             try:
                 yield self

@@ -175,7 +175,7 @@ class Campaign:
         self.bus.publish(CampaignStarted(campaign_id=self.ws.campaign_id, mode=c.mode, agent=c.agent,
                                          model=c.model, kernel_path=c.kernel_path, suite=c.suite,
                                          stop_expr=c.stop_expr, workspace=str(self.ws.root), resumed=self.resumed,
-                                         turn=self.turn))
+                                         turn=self.turn, main_anchor=self.main_anchor))
         reason = detail = ""
         try:
             while not reason:

@@ -78,6 +78,7 @@ class CampaignStarted(Event):
     workspace: str
     resumed: bool = False
     turn: int = 0                       # turns already committed (resume)
+    main_anchor: str = LEGACY_MAIN      # the problem's main anchor: what the status line scores on
     ts: float = 0.0
 
 

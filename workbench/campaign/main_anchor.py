@@ -11,17 +11,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-LEGACY_MAIN = "fa3"         # the main anchor of every record written before campaigns named theirs
-
-# how logs and status lines spell an anchor; one not listed is printed as its name in capitals (`x CUBLAS` style)
-LABELS = {"fa3": "FA3", "fa4": "FA4", "fa2": "FA2", "cudnn": "cuDNN", "cublas": "cuBLAS", "triton": "Triton",
-          "original": "original"}
-
-
-def label(anchor: Optional[str]) -> str:
-    """The anchor's name as a log line prints it: 'FA3', 'cuBLAS'; no anchor (an older record) is FA3."""
-    name = anchor if isinstance(anchor, str) and anchor else LEGACY_MAIN      # a null read back from parquet: NaN
-    return LABELS.get(name, name.upper())
+# the anchors' names in print live with the trace tables (the report reads them too); re-exported here
+from workbench.traces.anchor_names import LABELS, LEGACY_MAIN, label  # noqa: F401
 
 
 def finite(value) -> Optional[float]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import threading
@@ -15,7 +14,9 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from workbench import __version__
+from workbench.campaign.config import campaign_problem
 from workbench.campaign.events import CampaignStarted, CampaignStopped, EvaluationDone, TurnCommitted
+from workbench.campaign.main_anchor import LEGACY_MAIN, recorded_best, run_figures
 from workbench.campaign.recorder import TraceRecorder, trim_uncommitted
 from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.evolve.evolve_config import EPISODE_HINT, STATE_FILE, EvolveConfig, Member
@@ -23,10 +24,6 @@ from workbench.evolve.novelty import knob_mutations, line_changes, normalized_sh
 from workbench.harness.result import CheckRequest
 from workbench.questions.bank import load_bank
 from workbench.traces.sources import is_standin_result
-
-
-def _finite(x) -> Optional[float]:
-    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 def _utc(ts: float):
@@ -41,8 +38,11 @@ class Evolution:
         self.bank = load_bank(config.bank_path)
         self.traces_root = Path(config.traces or ws.traces_dir)
         self.resumed = resumed
+        # the problem's main anchor (attention: fa3, the GEMM: cublas): what its events and sessions row score on
+        self.main_anchor = campaign_problem(config.problem, config.kernel_path).main_anchor or LEGACY_MAIN
         self.state = {"generation": -1, "population": [], "members": {}, "seen": [], "best_sha": "",
-                      "best": None, "best_vs_fa3": None, "evaluations": 0, "elapsed_s": 0.0, "tokens": 0,
+                      "best": None, "best_vs_fa3": None, "main_anchor": self.main_anchor, "best_vs_main": None,
+                      "evaluations": 0, "elapsed_s": 0.0, "tokens": 0,
                       "cost_usd": 0.0, "gpu": "", "rng": None, "stopped": ""}
         self.rng = random.Random(config.seed)
         self._lock = threading.Lock()         # episodes run side by side and add to the counters
@@ -70,7 +70,10 @@ class Evolution:
         evo = cls(config, ws, pool, resumed=True, **kw)
         path = ws.root / STATE_FILE
         if path.exists():
-            evo.state.update(json.loads(path.read_text()))
+            saved = json.loads(path.read_text())
+            evo.state.update(saved)
+            # a state file written before evolutions named their main anchor is attention's (its FA3 best)
+            evo.state.update(main_anchor=evo.main_anchor, best_vs_main=recorded_best(saved, evo.main_anchor))
             evo.rng.setstate(_rng_state(evo.state["rng"]))
         committed = evo.state["generation"]
         trim_uncommitted(evo.traces_root, run_id, committed)
@@ -94,7 +97,7 @@ class Evolution:
         self.recorder(CampaignStarted(campaign_id=c.run_id, mode="evolve", agent=c.agent, model=c.model,
                                       kernel_path=c.kernel_path, suite=c.suite, stop_expr=c.stop_expr,
                                       workspace=str(self.ws.root), resumed=self.resumed,
-                                      turn=max(st["generation"], 0)))
+                                      turn=max(st["generation"], 0), main_anchor=self.main_anchor))
         reason = ""
         try:
             if st["generation"] < 0:
@@ -115,7 +118,8 @@ class Evolution:
         self.recorder(CampaignStopped(reason=reason, detail=detail, turn=max(st["generation"], 0),
                                       tool_calls=st["evaluations"], best_sha=st["best_sha"],
                                       best_vs_original=st["best"], best_vs_fa3=st["best_vs_fa3"],
-                                      tokens=st["tokens"], cost_usd=st["cost_usd"], wall_s=st["elapsed_s"]))
+                                      tokens=st["tokens"], cost_usd=st["cost_usd"], wall_s=st["elapsed_s"],
+                                      main_anchor=self.main_anchor, best_vs_main=st["best_vs_main"]))
         best = f"x{st['best']:.3f}" if st["best"] else "none"
         self.log(f"stopped: {reason} after generation {st['generation']}, {st['evaluations']} evaluations; best "
                  f"{best} vs original ({st['best_sha'][:12] or '-'})")
@@ -293,15 +297,16 @@ class Evolution:
                    "ts": _utc(time.time()), "eval_wall_s": ch.get("wall_s")}
             if r is not None:
                 r.eval_id = r.eval_id or uuid.uuid4().hex[:12]     # stand-in evaluators leave it empty
-                variables = r.stop_variables() if r.rows else {}
-                score = _finite(variables.get("geomean_vs_original")) if r.all_correct else None
-                vs_fa3 = _finite(variables.get("geomean_vs_fa3"))
+                figures = run_figures(r, self.main_anchor)
+                score = figures["geomean_vs_original"] if r.all_correct else None
+                vs_fa3 = figures["geomean_vs_fa3"]
                 if st["gpu"] and r.status == "evaluated" and r.gpu and r.gpu != st["gpu"]:
                     row["status"] = ch["status"] = "other_gpu"    # never compared with the run's GPU model
                     score = None
                 is_new_best = score is not None and (st["best"] is None or score > self.config.min_gain * st["best"])
                 if is_new_best:
                     st["best"], st["best_vs_fa3"], st["best_sha"] = score, vs_fa3, ch["sha"]
+                    st["best_vs_main"] = figures["geomean_vs_main"]
                 deleted = []
                 if parent is not None:
                     added, removed = line_changes(self._source(parent.sha), self._source(ch["sha"]))
@@ -312,18 +317,18 @@ class Evolution:
                 st["members"][ch["sha"]] = asdict(member)
                 if score is not None:
                     fresh.append(member)
-                row.update(eval_id=r.eval_id, all_correct=r.all_correct, geomean_vs_original=_finite(
-                    variables.get("geomean_vs_original")), geomean_vs_fa3=vs_fa3, is_new_best=is_new_best,
+                row.update(eval_id=r.eval_id, all_correct=r.all_correct, geomean_vs_original=figures[
+                    "geomean_vs_original"], geomean_vs_fa3=vs_fa3, is_new_best=is_new_best,
                     improved_on_parent=bool(score is not None and parent and parent.score
                                             and score > self.config.min_gain * parent.score),
                     stop_met=bool(r.stop_met), host=r.versions.get("host"), gpu=r.gpu or None,
                     device=r.versions.get("device"), is_standin=is_standin_result(r.kernel_path, r.gpu, r.versions))
                 self.recorder(EvaluationDone(turn=g, call_id=f"g{g}-s{ch['slot']}-a{ch['attempt']}",
                                              tool_index=st["evaluations"], eval_id=r.eval_id,
-                                             kernel_sha=ch["sha"], result=r,
-                                             geomean_vs_original=row["geomean_vs_original"], geomean_vs_fa3=vs_fa3,
+                                             kernel_sha=ch["sha"], result=r, **figures,
                                              best_vs_original=st["best"], best_vs_fa3=st["best_vs_fa3"],
-                                             is_new_best=is_new_best))
+                                             is_new_best=is_new_best, main_anchor=self.main_anchor,
+                                             best_vs_main=st["best_vs_main"]))
                 self.log(_child_line(g, row, st["best"]))
             elif row["status"] == "rejected":
                 self.log(_child_line(g, row, st["best"]))

@@ -109,6 +109,7 @@ def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None, sessio
     runs = _query(con, """
         SELECT session_id, eval_id, any_value(call_id) AS call_id, any_value(kernel_sha) AS kernel_sha,
                epoch_us(min(ts)) AS ts_us, max(geomean_vs_fa3) AS geomean_vs_fa3,
+               any_value(main_anchor) AS main_anchor, max(geomean_vs_main) AS geomean_vs_main,
                max(geomean_vs_original) AS geomean_vs_original, bool_and(all_correct) AS all_correct,
                count(*) AS rows
         FROM evaluations GROUP BY session_id, eval_id ORDER BY session_id, ts_us, eval_id""")
@@ -170,6 +171,9 @@ def analyze(roots, gain_threshold: float = GAIN_THRESHOLD, progress=None, sessio
     table = table.merge(best["metric"].first().rename("metric"), on="session_id", how="left")
     for metric, col in (("geomean_vs_fa3", "best_vs_fa3"), ("geomean_vs_original", "best_vs_original")):
         table[col] = table["best_geomean"].where(table["metric"] == metric)      # one metric per column
+    on_main = table["metric"].notna() & (table["metric"] != "geomean_vs_original")
+    table["best_vs_main"] = table["best_geomean"].where(on_main)        # FA3's for attention, cuBLAS's for the GEMM
+    table["main_anchor"] = table["metric"].str.removeprefix("geomean_vs_").where(on_main)
     table = table.merge(gains.groupby("session_id").size().rename("gains"), on="session_id", how="left")
     after_q = gains[gains["preceded_by"] == "question"].groupby("session_id").size().rename("gains_after_question")
     table = table.merge(after_q, on="session_id", how="left")
@@ -234,9 +238,12 @@ def _is_gain(geomean: float, best: float, threshold: float) -> bool:
 
 def _gains(runs: pd.DataFrame, steering: pd.DataFrame, call_starts, call_index, threshold: float):
     runs = runs.copy()
-    has_fa3 = runs.groupby("session_id")["geomean_vs_fa3"].transform(lambda s: s.notna().any())
-    runs["metric"] = np.where(has_fa3, "geomean_vs_fa3", "geomean_vs_original")
-    runs["geomean"] = np.where(has_fa3, runs["geomean_vs_fa3"], runs["geomean_vs_original"])
+    # scored on the session's main anchor (a row that names none is attention's: FA3), else on the original
+    main = runs["main_anchor"].where(runs["main_anchor"].map(lambda a: isinstance(a, str) and a != ""), "fa3")
+    runs["vs_main"] = np.where(main == "fa3", runs["geomean_vs_fa3"], runs["geomean_vs_main"]).astype("float64")
+    has_main = runs.groupby("session_id")["vs_main"].transform(lambda s: s.notna().any())
+    runs["metric"] = np.where(has_main, "geomean_vs_" + main, "geomean_vs_original")
+    runs["geomean"] = np.where(has_main, runs["vs_main"], runs["geomean_vs_original"])
     known_wrong = runs["all_correct"].astype("boolean").eq(False).fillna(False)    # null: not known to be wrong
     runs["scored"] = (runs["geomean"].notna() & ~known_wrong).astype(bool)
     # the tool call that ran the harness; without one, the calls started by the time the result arrived
@@ -350,6 +357,8 @@ def _arms(table: pd.DataFrame) -> pd.DataFrame:
                       harness_runs=("harness_runs", "sum"),
                       sessions_vs_fa3=("best_vs_fa3", "count"), best_vs_fa3_median=("best_vs_fa3", "median"),
                       best_vs_fa3_max=("best_vs_fa3", "max"),
+                      sessions_vs_main=("best_vs_main", "count"), best_vs_main_median=("best_vs_main", "median"),
+                      best_vs_main_max=("best_vs_main", "max"),
                       sessions_vs_original=("best_vs_original", "count"),
                       best_vs_original_median=("best_vs_original", "median"),
                       best_vs_original_max=("best_vs_original", "max"), gains=("gains", "sum"),

@@ -24,6 +24,7 @@ from workbench.arguments import Parser, UsageError, fraction, refuse
 from workbench.redaction import redact
 from workbench.traces import analysis as an
 from workbench.traces import edits, rules, sources
+from workbench.traces.anchor_names import label as anchor_label
 from workbench.traces.integrity import session_warnings
 from workbench.traces.report_html import CSS, card, img, pct, redact_page, rules_html, table, version
 from workbench.traces.writer import write_text_durable
@@ -108,6 +109,38 @@ def _cards(a: an.Analysis, gain_threshold: float) -> str:
         card(f"${o['cost_usd']:.2f}", "cost (list prices)")])
 
 
+# the arms and sessions tables' columns and labels (main_anchor_columns relabels FA3's for another problem)
+ARMS_COLUMNS = {
+    "arm": "arm", "sessions": "sessions", "human_messages": "human msgs",
+    "questions": "questions", "tool_calls": "tool calls", "harness_runs": "harness runs",
+    "sessions_vs_fa3": "on × FA3", "best_vs_fa3_median": "best × FA3 (median)",
+    "best_vs_fa3_max": "best × FA3 (max)", "sessions_vs_original": "on × original",
+    "best_vs_original_median": "best × original (median)",
+    "best_vs_original_max": "best × original (max)", "gains": "gains",
+    "gains_after_question": "gains after question", "readded_rate": "re-added rate",
+    "cost_usd": "cost",
+}
+SESSION_COLUMNS = {
+    "session_id": "session", "kind": "kind", "kind_note": "data", "source": "source",
+    "arm": "arm", "model": "model", "human_messages": "human", "questions": "questions",
+    "tool_calls": "tool calls", "tool_errors": "errors", "harness_runs": "runs",
+    "best_vs_fa3": "best × FA3", "best_vs_original": "best × original", "gains": "gains",
+    "input_tokens": "input tok", "output_tokens": "output tok",
+    "cache_read_tokens": "cache read", "cost_usd": "cost", "readded_rate": "re-added",
+}
+
+
+def main_anchor_columns(sessions: pd.DataFrame, arms: dict, rows: dict) -> tuple[dict, dict, str]:
+    """The arms and sessions tables' column labels scored on the sessions' main anchor: attention's (FA3) as they
+    always were, 'best × cuBLAS' when every scored session is the GEMM's, 'best × main anchor' when mixed."""
+    anchors = set(sessions["main_anchor"].dropna()) if "main_anchor" in sessions else set()
+    if anchors <= {"fa3"}:
+        return arms, rows, "FA3"
+    name = anchor_label(anchors.pop()) if len(anchors) == 1 else "main anchor"
+    arms = {k.replace("fa3", "main"): v.replace("FA3", name) for k, v in arms.items()}
+    return arms, {k.replace("fa3", "main"): v.replace("FA3", name) for k, v in rows.items()}, name
+
+
 def session_problems(con) -> dict:
     """session_id -> the problem its harness runs judged (rows before problems, and sessions without runs: attn_fwd)."""
     rows = con.execute("SELECT session_id, min(coalesce(problem, 'attn_fwd')) FROM evaluations "
@@ -144,6 +177,7 @@ def source_section(kind: str, a: an.Analysis, roots, notes: pd.DataFrame, gain_t
     gains = a.gains.copy()
     gains["session_id"] = gains["session_id"].astype(str)
     sessions = a.sessions.merge(notes, on="session_id", how="left")
+    arm_labels, row_labels, main_name = main_anchor_columns(a.sessions, ARMS_COLUMNS, SESSION_COLUMNS)
     title = sources.KIND_TITLES[kind] + (f" · {problem}" if problem else "")
     n = o["sessions"]
     parts = [
@@ -189,23 +223,12 @@ def source_section(kind: str, a: an.Analysis, roots, notes: pd.DataFrame, gain_t
         "byte-identical to a line deleted earlier in the same session.</p>", img(fig_readd, "re-added lines"),
         "<h3>Experiment arms side by side</h3>",
         "<p>Sessions of this section grouped by <code>sessions.arm</code>; tools-only (no interventions) first. A "
-        "session's best counts under × FA3 when any of its runs timed FA3, else under × original; the two metrics "
-        "are never put in one column. <i>on × FA3</i> / <i>on × original</i>: sessions scored so.</p>",
-        table(a.arms, {"arm": "arm", "sessions": "sessions", "human_messages": "human msgs",
-                       "questions": "questions", "tool_calls": "tool calls", "harness_runs": "harness runs",
-                       "sessions_vs_fa3": "on × FA3", "best_vs_fa3_median": "best × FA3 (median)",
-                       "best_vs_fa3_max": "best × FA3 (max)", "sessions_vs_original": "on × original",
-                       "best_vs_original_median": "best × original (median)",
-                       "best_vs_original_max": "best × original (max)", "gains": "gains",
-                       "gains_after_question": "gains after question", "readded_rate": "re-added rate",
-                       "cost_usd": "cost"}),
+        "session's best counts under × " + main_name + " when any of its runs timed " + main_name + ", else under "
+        "× original; the two metrics are never put in one column. <i>on × " + main_name + "</i> / <i>on × "
+        "original</i>: sessions scored so.</p>",
+        table(a.arms, arm_labels),
         "<h3>Sessions</h3>",
-        table(sessions, {"session_id": "session", "kind": "kind", "kind_note": "data", "source": "source",
-                         "arm": "arm", "model": "model", "human_messages": "human", "questions": "questions",
-                         "tool_calls": "tool calls", "tool_errors": "errors", "harness_runs": "runs",
-                         "best_vs_fa3": "best × FA3", "best_vs_original": "best × original", "gains": "gains",
-                         "input_tokens": "input tok", "output_tokens": "output tok",
-                         "cache_read_tokens": "cache read", "cost_usd": "cost", "readded_rate": "re-added"}),
+        table(sessions, row_labels),
         "<h4>How each transcript was read</h4>" + _import_tallies(a) if kind != "campaign" else "",
         f'<p class="muted">{html.escape(footer)}</p>',
         "</section>",

@@ -203,7 +203,8 @@ class CampaignController:
             if "table" in dirty:
                 hold(v.table)
                 v.table.value = (f'<div class="wb-root">'
-                                 f'{render.table_html(m.frame, render.run_head(m.runs[-1]))}</div>')
+                                 f'{render.table_html(m.frame, render.run_head(m.runs[-1]), m.runs[-1]["main_anchor"])}'
+                                 '</div>')
             if "controls" in dirty:
                 self._draw_controls(hold)
             if self.figures and "progress" in dirty:

@@ -77,7 +77,7 @@ class CampaignModel:
             self._apply_local(e)
         elif isinstance(e, CampaignStarted):
             s.update(campaign_id=e.campaign_id, mode=e.mode, agent=e.agent + (f" ({e.model})" if e.model else ""),
-                     suite=e.suite, turn=e.turn)
+                     suite=e.suite, turn=e.turn, main_anchor=e.main_anchor)
             self._add_item(("start",), render.started_html(e.to_dict()))
             self._phase("starting")
         elif isinstance(e, TurnStarted):
@@ -128,7 +128,8 @@ class CampaignModel:
         elif isinstance(e, CampaignStopped):
             self.stopped = e
             s.update(turn=e.turn, tool_calls=e.tool_calls, best_vs_original=e.best_vs_original,
-                     best_vs_fa3=e.best_vs_fa3, tokens=e.tokens, cost_usd=e.cost_usd, stopped=True)
+                     best_vs_fa3=e.best_vs_fa3, tokens=e.tokens, cost_usd=e.cost_usd, stopped=True,
+                     main_anchor=e.main_anchor, best_vs_main=e.best_vs_main)
             for key in [k for k in self.order if k[0] == "pending"]:
                 self._set_item(key, render.pending_html(self.items[key]["text"], "undelivered"))
             for n in [n for n, t in self.turns.items() if not t["final"] and not any(
@@ -182,6 +183,7 @@ class CampaignModel:
             self.dirty.add("demo")
         run = {"run": len(self.runs) + 1, "tool_index": e.tool_index, "turn": e.turn, "kernel_sha": e.kernel_sha,
                "geomean_vs_original": e.geomean_vs_original, "geomean_vs_fa3": e.geomean_vs_fa3,
+               "main_anchor": e.main_anchor, "geomean_vs_main": e.geomean_vs_main,
                "all_correct": bool(result.all_correct), "best": e.best_vs_original, "is_new_best": e.is_new_best,
                "counts": counts, "n_failed": counts.get("failed", 0), "flags": list(result.flags),
                "retimed_best": not e.is_new_best and bool(self.best_sha) and e.kernel_sha == self.best_sha}
@@ -190,7 +192,8 @@ class CampaignModel:
         if e.call_id in turn["tools"]:
             turn["tools"][e.call_id]["evaluation"] = run
             self._touch(turn)
-        self.status.update(runs=len(self.runs), best_vs_original=e.best_vs_original, best_vs_fa3=e.best_vs_fa3)
+        self.status.update(runs=len(self.runs), best_vs_original=e.best_vs_original, best_vs_fa3=e.best_vs_fa3,
+                           main_anchor=e.main_anchor, best_vs_main=e.best_vs_main)
         self.dirty.update({"status", "table", "progress"})
 
     def _intervention(self, e: InterventionFired) -> None:
@@ -217,13 +220,15 @@ class CampaignModel:
         self.dirty.add("order")
 
     def runs_frame(self) -> pd.DataFrame:
-        """One row per harness run so far: tool call, geomeans, best so far, failures, flags, the question after it."""
+        """One row per harness run so far: tool call, geomeans (x_original and x_<main anchor>: x_fa3, x_cublas),
+        best so far, failures, flags, the question after it."""
         rows = []
         for r in self.runs:
             asked = [m for m in self.marks if m["x"] == r["tool_index"]]
             rows.append({"run": r["run"], "turn": r["turn"], "tool_call": r["tool_index"],
                          "kernel": r["kernel_sha"][:12], "x_original": r["geomean_vs_original"],
-                         "x_fa3": r["geomean_vs_fa3"], "all_correct": r["all_correct"], "failing": r["n_failed"],
+                         f"x_{r['main_anchor']}": r["geomean_vs_main"], "all_correct": r["all_correct"],
+                         "failing": r["n_failed"],
                          "best_so_far": r["best"], "new_best": r["is_new_best"], "flags": ",".join(r["flags"]),
                          "question": ", ".join(f"{m['label']} ({m['trigger']})" for m in asked)})
         return pd.DataFrame(rows)

@@ -11,6 +11,7 @@ import math
 import re
 
 from workbench.campaign.events import STOP_REASONS
+from workbench.campaign.main_anchor import LEGACY_MAIN, label as anchor_label
 from workbench.questions.policy import BENIGN_FLAGS
 from workbench.ui.style import CSS  # noqa: F401  (re-exported: campaign_view and tests use render.CSS)
 
@@ -89,10 +90,18 @@ def short_input(name: str, data: dict) -> str:
     return one_line(json.dumps(data), TOOL_INPUT_CHARS)
 
 
+def vs_main(d: dict, kind: str = "geomean") -> tuple:
+    """('x1.234', 'cuBLAS'): d's `kind` (geomean, best) figure against its main anchor and the anchor's label; a
+    dict that names no main anchor (an older event, a status before any) is attention's: FA3."""
+    if not d.get("main_anchor"):
+        return fmt_x(d.get(f"{kind}_vs_fa3")), "FA3"
+    return fmt_x(d.get(f"{kind}_vs_main")), esc(anchor_label(d["main_anchor"]))
+
+
 def eval_chips(ev: dict, geomeans: bool = True) -> str:
     """Chips for a harness run: geomeans, failures, new best, flags."""
     chips = [f'<span class="wb-chip">{fmt_x(ev.get("geomean_vs_original"))} original · '
-             f'{fmt_x(ev.get("geomean_vs_fa3"))} FA3</span>'] if geomeans else []
+             '{} {}</span>'.format(*vs_main(ev))] if geomeans else []
     failed = ev.get("n_failed", 0)
     if failed:
         chips.append(f'<span class="wb-chip wb-fail">{failed} failing</span>')
@@ -183,9 +192,10 @@ def stopped_html(e: dict) -> str:
     usage = f", {e['tokens']:,} tokens" if e.get("tokens") else ""
     usage += f", ${e['cost_usd']:.2f}" if e.get("cost_usd") else ""
     detail = f" ({esc(e['detail'])})" if e.get("detail") and not e["reason"].startswith("budget_") else ""
+    best_main, main = vs_main(e, "best")
     return (f'<div class="wb-item wb-stop{" wb-bad" if bad else ""}"><b>Stopped: {esc(stop_reason(e["reason"]))}'
             f'</b>{detail}. {e["turn"]} turns, {e["tool_calls"]} tool calls, {e["wall_s"]:.0f} s{usage}. Best '
-            f'<b>{fmt_x(e.get("best_vs_original"))}</b> vs original, <b>{fmt_x(e.get("best_vs_fa3"))}</b> vs FA3 '
+            f'<b>{fmt_x(e.get("best_vs_original"))}</b> vs original, <b>{best_main}</b> vs {main} '
             f'(kernel <code>{esc((e.get("best_sha") or "none")[:12])}</code>).</div>')
 
 
@@ -209,7 +219,7 @@ def status_html(s: dict) -> str:
     items.append(f'<span><span class="wb-k">harness runs</span> <b>{s.get("runs", 0)}</b></span>')
     items.append(f'<span title="{esc(BEST_MEANING)}"><span class="wb-k">best</span> '
                  f'<b>{fmt_x(s.get("best_vs_original"))}</b> original · '
-                 f'<b>{fmt_x(s.get("best_vs_fa3"))}</b> FA3</span>')
+                 '<b>{}</b> {}</span>'.format(*vs_main(s, "best")))
     items.append(f'<span><span class="wb-k">questions</span> <b>{s.get("questions", 0)}</b></span>')
     if s.get("tokens"):
         items.append(f'<span><span class="wb-k">tokens</span> {s["tokens"]:,}'
@@ -241,15 +251,22 @@ def ordered_rows(frame):
     return frame.assign(_cls=classes, _key=keys).sort_values("_key", kind="stable")
 
 
-def table_html(frame, head: str = "") -> str:
-    """The per-scenario table of one harness run (SuiteResult.to_frame())."""
+def table_columns(main: str = LEGACY_MAIN) -> list:
+    """TABLE_COLUMNS with the main anchor's speedup where FA3's stands (x_cublas, '× cuBLAS' for the GEMM)."""
+    return [(f"x_{main}", f"× {esc(anchor_label(main))}", spec) if key == "x_fa3" else (key, name, spec)
+            for key, name, spec in TABLE_COLUMNS]
+
+
+def table_html(frame, head: str = "", main: str = LEGACY_MAIN) -> str:
+    """The per-scenario table of one harness run (SuiteResult.to_frame()), its speedups against the original and
+    `main` (the problem's main anchor)."""
     if frame is None or not len(frame):
         body = '<div class="wb-legend">No harness run yet: the table fills in after the first run_harness.</div>'
         return f'<div class="wb-table-head">{head}</div>{body}'
-    rows = []
+    rows, columns = [], table_columns(main)
     for r in ordered_rows(frame).to_dict("records"):
         cells = []
-        for key, _, spec in TABLE_COLUMNS:
+        for key, _, spec in columns:
             value = r.get(key)
             if spec == "l":
                 text = "" if value is None or value != value else str(value)
@@ -260,12 +277,12 @@ def table_html(frame, head: str = "") -> str:
                 cells.append(f'<td class="{cls}">{esc(text.replace(",", ", "))}</td>')
             else:
                 cls = ""
-                if key in ("x_original", "x_fa3") and isinstance(value, (int, float)) and value == value:
+                if key in ("x_original", f"x_{main}") and isinstance(value, (int, float)) and value == value:
                     cls = ' class="wb-good"' if value >= 1.0 else (' class="wb-bad"' if key == "x_original" else "")
                 cells.append(f"<td{cls}>{esc(fmt_num(value, spec))}</td>")
         rows.append(f'<tr class="wb-{esc(r["_cls"])}">{"".join(cells)}</tr>')
     header = "".join(f'<th class="wb-l">{label}</th>' if spec == "l" else f"<th>{label}</th>"
-                     for _, label, spec in TABLE_COLUMNS)
+                     for _, label, spec in columns)
     legend = ('<div class="wb-legend">rows: <span style="background:#fde2e2"></span>failing '
               '<span style="background:#fff0cc"></span>suspicious flag '
               '<span style="background:#eef0f3"></span>unsupported / skipped, then the rest in suite order; '
@@ -282,7 +299,7 @@ def run_head(ev: dict) -> str:
              f"{counts.get('passed', 0)} passed, {counts.get('failed', 0)} failed"
              + (f", {counts['unsupported']} unsupported" if counts.get("unsupported") else "")
              + (f", {counts['static_only']} not run (no GPU)" if counts.get("static_only") else ""),
-             f"geomean {fmt_x(ev.get('geomean_vs_original'))} original · {fmt_x(ev.get('geomean_vs_fa3'))} FA3"]
+             f"geomean {fmt_x(ev.get('geomean_vs_original'))} original · " + "{} {}".format(*vs_main(ev))]
     if ev.get("retimed_best"):
         parts.append(f"the best kernel re-timed: this run's own figure; best stays {fmt_x(ev.get('best'))} "
                      "(its first timing)")
@@ -355,12 +372,16 @@ def runs_table_html(frame) -> str:
     """One row per harness run, no raw None/NaN: '–' where nothing was measured."""
     if frame is None or not len(frame):
         return '<div class="wb-root"><div class="wb-legend">No harness run yet.</div></div>'
+    # the main anchor's column: x_fa3 for attention, x_cublas for the GEMM (runs_frame names it by the anchor)
+    main = next((c[2:] for c in frame.columns if c.startswith("x_") and c != "x_original"), LEGACY_MAIN)
+    columns = [(f"x_{main}", f"× {esc(anchor_label(main))}", kind) if key == "x_fa3" else (key, name, kind)
+               for key, name, kind in RUNS_COLUMNS]
     head = "".join(f'<th class="wb-l">{label}</th>' if kind == "l" else f"<th>{label}</th>"
-                   for _, label, kind in RUNS_COLUMNS)
+                   for _, label, kind in columns)
     rows = []
     for r in frame.to_dict("records"):
         cells = "".join(f'<td class="wb-l">{esc(_cell(r.get(k), kind))}</td>' if kind == "l"
-                        else f"<td>{esc(_cell(r.get(k), kind))}</td>" for k, _, kind in RUNS_COLUMNS)
+                        else f"<td>{esc(_cell(r.get(k), kind))}</td>" for k, _, kind in columns)
         rows.append(f'<tr class="{"wb-failed" if r.get("failing") else ""}">{cells}</tr>')
     return (f'{CSS}<div class="wb-root"><div class="wb-table-wrap"><table class="wb-table"><thead><tr>{head}</tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table></div>'

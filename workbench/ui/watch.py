@@ -25,10 +25,11 @@ from types import SimpleNamespace
 from typing import Optional
 
 from workbench.agent.campaign_service import CampaignService
-from workbench.campaign.config import CampaignConfig
+from workbench.campaign.config import CampaignConfig, config_problem
 from workbench.campaign.events import (CampaignStarted, CampaignStopped, EvaluationDone, EventBus, InterventionFired,
                                        MessageDone, Notice, ToolCallFinished, ToolCallStarted, TurnCommitted,
                                        TurnStarted)
+from workbench.campaign.main_anchor import LEGACY_MAIN, finite
 from workbench.campaign.recorder import committed_turn
 from workbench.campaign.workspace import Workspace, WorkspaceError
 from workbench.questions.bank import load_bank
@@ -69,7 +70,9 @@ class CampaignWatcher:
         self.poll_s = poll_s
         self.seen_turn = 0
         self.stop_met = False
-        self.best = (None, None, "")        # best vs original, vs FA3, kernel sha
+        # the problem's main anchor as the config names it; each run's rows say it again (older rows: FA3)
+        self.main_anchor = config_problem(self.config).main_anchor or LEGACY_MAIN
+        self.best = (None, None, "", None)  # best vs original, vs FA3, kernel sha, vs the main anchor
         self._stop = threading.Event()
 
     # ---- what the controller calls ------------------------------------------------------------------
@@ -97,7 +100,7 @@ class CampaignWatcher:
         c, cid = self.config, self.ws.campaign_id
         self.bus.publish(CampaignStarted(campaign_id=cid, mode=c.mode, agent=f"{c.agent} (watched)", model="",
                                          kernel_path=c.kernel_path, suite=c.suite, stop_expr=c.stop_expr,
-                                         workspace=str(self.ws.root)))
+                                         workspace=str(self.ws.root), main_anchor=self.main_anchor))
         t0 = time.monotonic()
         reason, detail = "stopped_watching", "the agent may still be working; watch again to follow it"
         try:
@@ -112,7 +115,8 @@ class CampaignWatcher:
             reason, detail = "stop_condition_met", f"the harness reports that {c.stop_expr} holds"
         stopped = CampaignStopped(reason=reason, detail=detail, turn=self.seen_turn, tool_calls=self.seen_turn,
                                   best_sha=self.best[2], best_vs_original=self.best[0], best_vs_fa3=self.best[1],
-                                  tokens=0, cost_usd=0.0, wall_s=time.monotonic() - t0)
+                                  tokens=0, cost_usd=0.0, wall_s=time.monotonic() - t0,
+                                  main_anchor=self.main_anchor, best_vs_main=self.best[3])
         self.bus.publish(stopped)
         return stopped
 
@@ -186,14 +190,17 @@ class CampaignWatcher:
         result = result_from_rows(group, request)
         new_best = self.policy.on_result(result)
         g_orig, g_fa3 = _finite(first["geomean_vs_original"]), _finite(first["geomean_vs_fa3"])
+        self.main_anchor = _text(first.get("main_anchor")) or LEGACY_MAIN     # rows written before it: attention's
+        g_main = finite(first.get("geomean_vs_main"))      # null in older rows: the event takes FA3's
         if new_best:
-            self.best = (g_orig, g_fa3, first["kernel_sha"])
+            self.best = (g_orig, g_fa3, first["kernel_sha"], g_main)
         self.stop_met = bool(result.stop_met)
         self.bus.publish(EvaluationDone(turn=turn, call_id=_text(first["call_id"]), tool_index=tool_index,
                                         eval_id=eval_id, kernel_sha=first["kernel_sha"], result=result,
                                         geomean_vs_original=g_orig, geomean_vs_fa3=g_fa3,
                                         best_vs_original=self.best[0], best_vs_fa3=self.best[1],
-                                        is_new_best=new_best, ts=_epoch(first["ts"])))
+                                        is_new_best=new_best, main_anchor=self.main_anchor, geomean_vs_main=g_main,
+                                        best_vs_main=self.best[3], ts=_epoch(first["ts"])))
 
 
 def _block(row) -> dict:
