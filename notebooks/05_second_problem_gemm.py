@@ -97,7 +97,8 @@ twin.to_frame()[["scenario", "k", "status", "reason", "rel_l2_err", "us", "x_ori
 # The offline scripted agent (no LLM) changes the `@knob` lines of `kernels/gemm_bf16/original.cu` (tile sizes)
 # and runs the harness after each change; the stop predicate is the problem's, `geomean_vs_cublas >= 1.0`. Eight
 # tool calls. On a GPU the harness judges each candidate; without one the stand-in evaluator makes timings up from
-# the knobs (seconds). The log's "vs FA3" is attention's label (empty here); the trace rows below carry the GEMM's
+# the knobs (seconds). The log names the problem's main anchor
+# ("vs cuBLAS"); the trace rows below carry it too, as the GEMM's
 # main anchor, cuBLAS (`geomean_vs_main`).
 
 # %%
