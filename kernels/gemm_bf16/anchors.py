@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import torch
 
+from workbench.harness.anchor_loading import load_from
+
 INSTALL_HINTS = {
     "cublas": "needs torch with CUDA (torch.matmul is cuBLAS)",
     "triton": "pip install triton (the version your torch was built with)",
@@ -65,13 +67,4 @@ LOADERS = {"cublas": _cublas, "triton": _triton}
 
 def load_anchors(names) -> tuple[dict, dict, dict]:
     """(anchors by name, versions by name, one-line reasons for the ones that could not be loaded)."""
-    anchors, versions, missing = {}, {}, {}
-    for name in names:
-        if name not in LOADERS:
-            missing[name] = f"unknown anchor (choose from {', '.join(LOADERS)})"
-            continue
-        try:
-            anchors[name], versions[name] = LOADERS[name]()
-        except Exception as err:  # an anchor that fails to import must not stop the harness
-            missing[name] = f"{type(err).__name__}: {str(err)[:120]} — {INSTALL_HINTS[name]}"
-    return anchors, versions, missing
+    return load_from(LOADERS, INSTALL_HINTS, names)

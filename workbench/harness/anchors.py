@@ -9,6 +9,7 @@ from typing import Callable, Optional
 
 import torch
 
+from workbench.harness.anchor_loading import load_from
 from workbench.harness.reference import Inputs, softmax_scale
 from workbench.harness.scenarios import Scenario
 
@@ -75,16 +76,7 @@ LOADERS = {
 
 def load_anchors(names) -> tuple[dict, dict, dict]:
     """(anchors by name, versions by name, one-line reasons for the ones that could not be loaded)."""
-    anchors, versions, missing = {}, {}, {}
-    for name in names:
-        if name not in LOADERS:
-            missing[name] = f"unknown anchor (choose from {', '.join(LOADERS)})"
-            continue
-        try:
-            anchors[name], versions[name] = LOADERS[name]()
-        except Exception as err:  # an anchor that fails to import must not stop the harness
-            missing[name] = f"{type(err).__name__}: {str(err)[:120]} — {INSTALL_HINTS[name]}"
-    return anchors, versions, missing
+    return load_from(LOADERS, INSTALL_HINTS, names)
 
 
 def anchor_output(anchor: Anchor, x: Inputs, s: Scenario) -> tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
