@@ -22,6 +22,8 @@
 #           then scripts/coldrun_profile.py on their logs (where the time went); everything in $OUT/coldrun/
 #   cudnnprobe scripts/cudnn_plan_probe.py: cuDNN's first call per shape, serial vs PROBE_LANES (8) lanes, and one
 #           shape's device time timed in the main thread and in a lane; $OUT/cudnn_plan_probe.json
+#   coldproof after issue 24's cold-run cuts: cudnnprobe, then the device-time proof with tests/test_gpu_timing_upload.py
+#           and tests/test_gpu_first_replay.py (the long baseline call timed as its own first call); $OUT/coldproof.log
 #   proofab the device-time proof (devtime) with the fix, then with WORKBENCH_TIMING_RULES=fixed (the rep rules before
 #           issue 24; PROOFAB_WAYS="fix fixed" by default), tests/test_gpu_timing_upload.py with the first, then the
 #           coldrun acceptance in what is left of PROOFAB_TOTAL (570 s from the script's start); tables under
@@ -147,6 +149,14 @@ for stage in "$@"; do
     cudnnprobe)
       timeout "${PROBE_TIMEOUT:-180}" python3 scripts/cudnn_plan_probe.py --lanes "${PROBE_LANES:-8}" \
         --json "$OUT/cudnn_plan_probe.json" 2>&1 | tee "$OUT/cudnn_plan_probe.log" | tail -25 ;;
+    coldproof)
+      timeout "${PROBE_TIMEOUT:-180}" python3 scripts/cudnn_plan_probe.py --lanes "${PROBE_LANES:-8}" \
+        --json "$OUT/cudnn_plan_probe.json" 2>&1 | tee "$OUT/cudnn_plan_probe.log" | tail -25
+      timeout "${PROOF_TIMEOUT:-300}" python3 -m pytest -m gpu tests/test_gpu_device_time.py \
+        tests/test_gpu_timing_upload.py tests/test_gpu_first_replay.py -q -s -p no:cacheprovider \
+        > "$OUT/coldproof.log" 2>&1
+      grep -E "passed|failed|^FAILED|^E  |^spin of|^\| (C_s100|D_cross|A_d128)" "$OUT/coldproof.log" \
+        | cut -c1-200 | tail -40 ;;
     proofab)   # each proof in its own $OUT folder (the test names its table by the date only)
       t0=$SECONDS
       for way in ${PROOFAB_WAYS:-fix fixed}; do

@@ -121,7 +121,8 @@ class ScenarioRun:
         self.fresh_seed = fresh_seed
         self.judge = problem.judge
         self.own = own_kernels.OwnKernelCheck(job, problem.tolerances, fresh_seed, problem)
-        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device, self.judge)
+        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device, self.judge, timer=timer,
+                                     shapes=[problem.definition.scenario(r) for r in job.get("scenarios", [])])
         self.spent: dict[str, float] = {}    # seconds per baseline/anchor timed afresh in the current scenario
         self.plans: anchor_plans.PlanLanes | None = None   # lanes of the anchors that keep plans per thread
 
