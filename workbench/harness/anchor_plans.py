@@ -3,9 +3,10 @@ parallel threads, a chunk of scenarios ahead, and each shape is then timed in th
 
 cuDNN's SDPA through torch builds a cuDNN graph (heuristics, support check, kernel build) the first time it sees a
 shape and keeps it in a *thread-local* cache (aten/src/ATen/native/cudnn/MHA.cpp, `thread_local mhagraphcache`).
-On the H200 that first call cost 0.5-1.6 s per shape against ~5 ms of cuDNN's device time in all 107 shapes
-measured (docs/benchmarks.md, "CPU analysis of the H200 logs"): ~160 s of a cold `full` run, in one thread,
-while the GPU idled. Here that work is spread over `lanes` (one thread each), and each lane keeps what it built.
+On the H200 those first calls cost 0.5-1.6 s per shape, 95 s over the 107 shapes measured, against 0.48 s of
+cuDNN's device time there (one call each; docs/benchmarks.md, "CPU analysis of the H200 logs"): ~160 s of a cold
+`full` run, in one thread, while the GPU idled. Here that work is spread over `lanes` (one thread each), and
+each lane keeps what it built.
 
 What stays as it was, so the figures mean what they meant:
 - nothing else runs meanwhile: `prepare` is called at the start of a scenario's anchor timings, after the
