@@ -20,6 +20,12 @@
 #           WORKBENCH_SANDBOX=off
 #   coldrun issue 24: COLDRUN_KERNEL (04_pingpong) on full with fa3,cudnn,fa2 on empty caches of its own: cold, warm,
 #           SIGKILLed at half and resumed (scripts/coldrun.py; table in $OUT/coldrun_table.txt, JSON per run)
+#   coldfast issue 24 after the cuDNN lanes: the coldrun legs in COLDRUN_BUDGET (540 s, the cold leg cut at 230 s),
+#           then scripts/coldrun_profile.py on their logs (where the time went); everything in $OUT/coldrun/
+#   cudnnprobe scripts/cudnn_plan_probe.py: cuDNN's first call per shape, serial vs PROBE_LANES (8) lanes, and one
+#           shape's device time timed in the main thread and in a lane; $OUT/cudnn_plan_probe.json
+#   coldproof after issue 24's cold-run cuts: cudnnprobe, then the device-time proof with tests/test_gpu_timing_upload.py
+#           and tests/test_gpu_first_replay.py (the long baseline call timed as its own first call); $OUT/coldproof.log
 #   proofab the device-time proof (devtime) with the fix, then with WORKBENCH_TIMING_RULES=fixed (the rep rules before
 #           issue 24; PROOFAB_WAYS="fix fixed" by default), tests/test_gpu_timing_upload.py with the first, then the
 #           coldrun acceptance in what is left of PROOFAB_TOTAL (570 s from the script's start); tables under
@@ -151,6 +157,24 @@ for stage in "$@"; do
     coldrun)   # its own empty caches (not $WORKBENCH_CACHE); each run has a time limit inside COLDRUN_BUDGET (560 s)
       python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" --out "$OUT" \
         --budget-s "${COLDRUN_BUDGET:-560}" 2>&1 | tee "$OUT/coldrun.log" | grep -vE "^\[" ;;
+    coldfast)  # the cold leg's limit stays <= 240 s: a run that needs more fails the target
+      mkdir -p "$OUT/coldrun"
+      python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" \
+        --out "$OUT/coldrun" --budget-s "${COLDRUN_BUDGET:-540}" --warm-limit-s 60 2>&1 \
+        | tee "$OUT/coldrun/coldrun.log" | grep -vE "^\[" | tail -40
+      python3 scripts/coldrun_profile.py "$OUT/coldrun" 2>&1 | tee "$OUT/coldrun/profile.txt"
+      tar -czf "$OUT/coldrun.tgz" -C "$OUT" coldrun && rm -rf "$OUT/coldrun" ;;
+    cudnnprobe)
+      timeout "${PROBE_TIMEOUT:-180}" python3 scripts/cudnn_plan_probe.py --lanes "${PROBE_LANES:-8}" \
+        --json "$OUT/cudnn_plan_probe.json" 2>&1 | tee "$OUT/cudnn_plan_probe.log" | tail -25 ;;
+    coldproof)
+      timeout "${PROBE_TIMEOUT:-180}" python3 scripts/cudnn_plan_probe.py --lanes "${PROBE_LANES:-8}" \
+        --json "$OUT/cudnn_plan_probe.json" 2>&1 | tee "$OUT/cudnn_plan_probe.log" | tail -25
+      timeout "${PROOF_TIMEOUT:-300}" python3 -m pytest -m gpu tests/test_gpu_device_time.py \
+        tests/test_gpu_timing_upload.py tests/test_gpu_first_replay.py -q -s -p no:cacheprovider \
+        > "$OUT/coldproof.log" 2>&1
+      grep -E "passed|failed|^FAILED|^E  |^spin of|^\| (C_s100|D_cross|A_d128)" "$OUT/coldproof.log" \
+        | cut -c1-200 | tail -40 ;;
     proofab)   # each proof in its own $OUT folder (the test names its table by the date only)
       t0=$SECONDS
       for way in ${PROOFAB_WAYS:-fix fixed}; do

@@ -63,6 +63,9 @@ def _sdpa(backend_name: str) -> tuple[Anchor, str]:
     version = f"torch {torch.__version__}"
     if backend_name == "CUDNN_ATTENTION":
         version += f", cudnn {torch.backends.cudnn.version()}"
+        # its first call of a shape builds a cuDNN graph (0.5-1.6 s on the H200) kept in a thread-local cache:
+        # the worker builds them in parallel lanes and times each shape in its lane (anchor_plans.py)
+        run.plans_per_thread = True
     return run, version
 
 

@@ -8,7 +8,9 @@ on a scenario does three jobs: it is the call recorded for the foreign-kernel ch
 sampled rows are the comparison rows, and when it is long it is also the warm-up and the `call_us` of its timing
 (Timer.time's warm_call_us) and the witness of its first sample. For the fp32 original on large shapes a
 scenario then costs that call and one or two samples, its graph uploaded without a run (rep_count.py), where it
-cost about twelve calls before issue 24 and three (the call, an upload replay, a sample) after its first cut.
+cost about twelve calls before issue 24 and three (the call, an upload replay, a sample) after its first cut. A
+call predicted longer than the timer's cap is one execution: its first call is made as its one timed sample, a
+recorded graph replay whose output gives the rows (first_replay.py).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from workbench.harness import first_replay
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing_cache import original_impl
@@ -27,6 +30,7 @@ class FirstCall:
     rc: int
     foreign: Optional[str]          # a detail line when it ran kernels not its own
     wall_us: Optional[float]        # kernel + synchronize
+    stats: Optional[Stats] = None   # the call was also its one timed sample (first_replay.py)
 
 
 @dataclass
@@ -37,8 +41,9 @@ class BaselineTiming:
 
 
 class BaselineRole:
-    def __init__(self, job: dict, tol, cache, own, device: str, judge=None):
+    def __init__(self, job: dict, tol, cache, own, device: str, judge=None, timer=None, shapes=()):
         self.job, self.tol, self.cache, self.own, self.device = job, tol, cache, own, device
+        self.timer, self.shapes = timer, list(shapes)     # for first_replay: the timer, the run's scenarios
         self.judge = judge or default_judge()
         self.first: dict[str, FirstCall] = {}     # scenario key -> the first call made for its rows
         self.spent_s = 0.0                        # seconds of baseline work in the current scenario
@@ -69,6 +74,26 @@ class BaselineRole:
         self.spent_s += time.perf_counter() - start
         return call
 
+    def _replayed_first(self, baseline, s: Scenario, x, out) -> Optional[FirstCall]:
+        """The first call made as the one timed sample of a call predicted longer than the cap (first_replay.py);
+        None where it is not made so (then the plain first call is)."""
+        impl = original_impl(self.spec["sha"])
+        if (self.timer is None or not self.job.get("request", {}).get("timing", True)
+                or self.cache.get(impl, s) is not None):
+            return None
+        if not first_replay.worth_it(self.timer, first_replay.predicted_us(lambda shape: self.cache.get(impl, shape),
+                                                                           self.shapes, s)):
+            return None
+        start = time.perf_counter()
+        record = self.own is not None and self.own.applies(s)
+        done = first_replay.first_replay(self.timer, lambda: baseline(x, *out.tensors, s), out.poison, record,
+                                         self.device)
+        self.spent_s += time.perf_counter() - start
+        if done is None:
+            return None
+        foreign = self.own.judge_baseline(done.seen, out, time.perf_counter() - start) if record else None
+        return FirstCall(rc=0, foreign=foreign, wall_us=done.wall_us, stats=done.stats)
+
     def rows(self, s: Scenario, baseline):
         """The baseline's output on the first fixed seed, on a few sampled rows (cached on disk)."""
         if baseline is None or self.spec is None or self.is_candidate():
@@ -83,7 +108,8 @@ class BaselineRole:
         x.fill(seed)
         out = self.judge.Outputs(s, self.device, 16)
         out.poison()
-        first = self.first[s.key] = self._first_call(baseline, s, x, out)
+        first = self._replayed_first(baseline, s, x, out) or self._first_call(baseline, s, x, out)
+        self.first[s.key] = first
         if first.rc:
             return None
         ref = self.judge.reference_from_output(out.tensors, rows)
@@ -102,12 +128,16 @@ class BaselineRole:
             self.first.pop(s.key, None)
             return BaselineTiming(stats=stats)
         first = self.first.pop(s.key, None)
-        if first is None:        # its rows came from the cache: this is its first call of the scenario
-            first = self._first_call(baseline, s, sets[0], self.judge.Outputs(s, self.device, 16))
+        if first is None:        # its rows came from the cache (a new timing version, say): its first call now
+            out = self.judge.Outputs(s, self.device, 16)
+            first = self._replayed_first(baseline, s, sets[0], out) or self._first_call(baseline, s, sets[0], out)
         if first.foreign:
             return BaselineTiming(foreign=first.foreign)
         if first.rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one
             return BaselineTiming(refused=f"unsupported: the baseline returned error code {first.rc}")
+        if first.stats is not None:      # its first call was its one sample (first_replay.py)
+            self.cache.put(impl, s, first.stats)
+            return BaselineTiming(stats=first.stats)
         start = time.perf_counter()
         stats, _ = time_kernel(baseline, s, sets, check_outputs=False, warm_call_us=first.wall_us)
         self.spent_s += time.perf_counter() - start

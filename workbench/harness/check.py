@@ -24,6 +24,7 @@ from typing import Callable, Optional
 
 from workbench.harness import flags, problems, proc_tree, rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
+from workbench.harness.build_pair import concurrently
 from workbench.harness.progress_cache import ProgressCache, summary_line
 from workbench.harness.paths import REPO_ROOT
 from workbench.harness.problem import Problem
@@ -327,7 +328,10 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
         raise SuiteError(str(err)) from None
     result = SuiteResult(kernel_path=request.kernel_path, kernel_sha="", suite=request.suite, status="error",
                          stop_expr=request.stop_expr, eval_id=uuid.uuid4().hex[:12], problem=problem.name)
-    candidate, build = _spec(request.kernel_path, request, problem)
+    baseline_path = request.baseline_path or str(problem.definition.original)
+    (candidate, build), (baseline, baseline_build) = concurrently(
+        lambda: _spec(request.kernel_path, request, problem),
+        lambda: (None, None) if baseline_path in ("", "none") else _spec(baseline_path, request, problem))
     result.kernel_sha = candidate["sha"]
     if build is not None:
         result.build = build.to_dict()
@@ -335,9 +339,6 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
         if build.forbidden or not build.ok:
             result.status, result.error = ("forbidden" if build.forbidden else "build_failed"), build.summary
             return _finish(result, request, start, problem)
-    baseline_path = request.baseline_path or str(problem.definition.original)
-    baseline, baseline_build = (None, None) if baseline_path in ("", "none") else _spec(baseline_path, request,
-                                                                                        problem)
     if baseline_build is not None and not baseline_build.ok:
         result.error = f"the baseline kernel does not build: {baseline_build.summary}"
         return _finish(result, request, start, problem)

@@ -129,6 +129,14 @@ class OwnKernelCheck:
         self.seconds += time.perf_counter() - start
         return outcome
 
+    def judge_baseline(self, seen: list, out, seconds: float) -> Optional[str]:
+        """The baseline's first call made as a recorded graph replay (first_replay.py): a detail line when the
+        device ran kernels not its own during it, else None."""
+        self.calls += 1
+        self.seconds += seconds
+        verdict = judge_activity(seen, self.own_names("baseline"), wrote_output=out.tensors[0].numel() > 0)
+        return None if verdict.ok else "the baseline: " + verdict.detail()
+
     def baseline(self, kernel, s: Scenario, x, out=None) -> tuple[int, Optional[str]]:
         """The baseline's first call: (its return code, a detail line when it ran kernels not its own). Its output
         is in `out` after it returns (synchronized), its wall time in `last_call_us`."""

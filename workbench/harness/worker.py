@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from workbench.harness import own_kernels, proc_tree, rep_count
+from workbench.harness import anchor_plans, own_kernels, proc_tree, rep_count
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
@@ -37,7 +37,7 @@ from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_proof import profile_samples_from_env
 from workbench.harness.warm_scenario import warm_scenario
 from workbench.harness.timing_cache import TimingCache, anchor_impl
-from workbench.harness.verify import Verifier
+from workbench.harness.verify import Verifier, synchronize
 
 _out = None
 
@@ -121,8 +121,10 @@ class ScenarioRun:
         self.fresh_seed = fresh_seed
         self.judge = problem.judge
         self.own = own_kernels.OwnKernelCheck(job, problem.tolerances, fresh_seed, problem)
-        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device, self.judge)
+        self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device, self.judge, timer=timer,
+                                     shapes=[problem.definition.scenario(r) for r in job.get("scenarios", [])])
         self.spent: dict[str, float] = {}    # seconds per baseline/anchor timed afresh in the current scenario
+        self.plans: anchor_plans.PlanLanes | None = None   # lanes of the anchors that keep plans per thread
 
     def original_rows(self, s: Scenario, verifier: Verifier, baseline):
         """The original kernel's output on the first fixed seed, on a few sampled rows (baseline_role.py)."""
@@ -185,7 +187,7 @@ class ScenarioRun:
 
     def time_anchor(self, name: str, anchor, s: Scenario, sets: list, refs: list):
         outputs = anchor(sets[0], s)
-        torch.cuda.synchronize()
+        synchronize(self.device)
         rel = self.judge.anchor_error(outputs, refs[0])
         stats = self.timer.time(lambda i: anchor(sets[i], s), n_sets=len(sets))   # graph-captured like a kernel
         return stats, rel
@@ -195,7 +197,7 @@ class ScenarioRun:
         for name, (anchor, _) in self.anchors.items():
             try:
                 outputs = anchor(sets[0], s)
-                torch.cuda.synchronize()
+                synchronize(self.device)
                 result.reference_errors[name] = self.judge.anchor_error(outputs, refs[0])
             except Exception as err:
                 if "CUDA error" in str(err):
@@ -221,14 +223,19 @@ class ScenarioRun:
         return seeds, refs, sets
 
     def time_anchors(self, result: ScenarioResult, s: Scenario, sets: list, refs: list) -> None:
+        if self.plans is None:    # made in the scenario loop, so after the sandbox was entered
+            self.plans = anchor_plans.for_worker(self.anchors, self.job, self.problem, self.cache, self.device)
+        plans = self.plans
+        for name, seconds in plans.prepare(s).items():      # nothing else of this scenario runs any more
+            self.spent[name] = self.spent.get(name, 0.0) + seconds
         for name, (anchor, version) in self.anchors.items():
             key = anchor_impl(name, version)
             cached = self.cache.get(key, s, with_extra=True)
             try:
                 if cached is None:
                     start = time.perf_counter()
-                    stats, rel = self.time_anchor(name, anchor, s, sets, refs)
-                    self.spent[name] = time.perf_counter() - start
+                    stats, rel = plans.run(name, s, lambda: self.time_anchor(name, anchor, s, sets, refs))
+                    self.spent[name] = self.spent.get(name, 0.0) + time.perf_counter() - start
                     self.cache.put(key, s, stats, extra={"rel_l2_err": rel})
                 else:
                     stats, rel = cached[0], cached[1].get("rel_l2_err")
@@ -361,6 +368,8 @@ def main() -> int:
         emit("result", result=result.to_dict(), spent=runner.spent)   # its cache entries are on disk already
         if request.fail_fast and result.status == FAILED:
             break
+    if runner.plans is not None:
+        runner.plans.close()
     if timer.tare_us is not None:   # the in-graph event pair's zero offset, subtracted from every sample
         versions["timing_tare_us"] = round(timer.tare_us, 3)
     emit("done", gpu=gpu, versions=versions, foreign_check_s=round(runner.own.seconds, 3),
