@@ -160,7 +160,8 @@ for stage in "$@"; do
     coldfast)  # the cold leg's limit stays <= 240 s: a run that needs more fails the target
       mkdir -p "$OUT/coldrun"
       python3 scripts/coldrun.py --kernel "${COLDRUN_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}" \
-        --out "$OUT/coldrun" --budget-s "${COLDRUN_BUDGET:-540}" --warm-limit-s 60 2>&1 \
+        --out "$OUT/coldrun" --budget-s "${COLDRUN_BUDGET:-540}" --warm-limit-s 60 \
+        --keep-cache "$WORKBENCH_CACHE" 2>&1 \
         | tee "$OUT/coldrun/coldrun.log" | grep -vE "^\[" | tail -40
       python3 scripts/coldrun_profile.py "$OUT/coldrun" 2>&1 | tee "$OUT/coldrun/profile.txt"
       tar -czf "$OUT/coldrun.tgz" -C "$OUT" coldrun && rm -rf "$OUT/coldrun" ;;
