@@ -2,6 +2,7 @@
 # One device call on the H200: install the carried wheels, then run the named stages; logs and JSON under $OUT.
 #   bash scripts/gpu_run.sh probe wrong full ladder bench
 # Stages
+#   call    CALL=scripts/gpu_call_NAME.sh: one session's call script, its timing cache saved like every stage's
 #   probe   environment report, the original kernel on smoke and dev26 with the anchors
 #   wrong   pytest -m gpu -n 8: every kernels/attn_fwd/wrong/ kernel rejected with its reason (WRONG_TIMEOUT 420 s)
 #   full    pytest -m gpu: the original passes `full` (fills the timing cache), anchors correct, twice within 2 %
@@ -90,6 +91,8 @@ summary() { echo "== $1"; grep -E "^(geomean_vs|all_correct|scenarios|suite|flag
 for stage in "$@"; do
   echo "#### stage $stage $(date -u +%FT%TZ)"
   case $stage in
+    call)    # CALL (a scripts/gpu_call_*.sh) inside this file's cache and wheel handling
+      bash "${CALL:?CALL=scripts/gpu_call_NAME.sh}" ;;
     probe)
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
         | tee "$OUT/env.txt"

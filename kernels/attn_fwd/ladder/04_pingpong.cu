@@ -21,7 +21,8 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER; SHORT_KEYS, SPLIT_KV, MAX_SPLITS.
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, MAX_SPLITS; TIMELINE=1 (diagnostic: per-tile
+//   timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
@@ -65,6 +66,12 @@
 #ifndef CAUSAL_ORDER
 #define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
 #endif
+#ifndef CAUSAL_PERSIST
+#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,1}  paired causal grids persistent: one CTA per SM strides the pairs
+#endif
+#ifndef TIMELINE
+#define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
+#endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
 #endif
@@ -89,6 +96,7 @@ struct Params {
     int n_mblocks, n_splits, blocks_per_split;
     int pairs;        // causal, one CTA per pair of query blocks (m, n_mblocks - 1 - m) of one head
     int lpt_units;    // causal, > 0: longest block first within chunks of this many (split, batch, head) units
+    int pair_units;   // CAUSAL_PERSIST: the pairs a persistent grid strides over (0: a CTA per pair)
     float scale_log2;
 };
 
@@ -408,6 +416,44 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[
     else static_assert(N == 64, "no generated RS wrapper for this N");
 }
 
+// ---- timeline (TIMELINE=1 builds only): one record of 16 words per (CTA, tile, consumer), read by
+// attn_timeline(); the layout is scripts/tile_timeline.py's: globaltimer at entry and after the epilogue, the
+// SM cycles from entry to Q arrived, S_0 done, block 0's softmax done, loop done, last PV done, epilogue done,
+// then blockIdx, smid, tile index in the CTA, consumer, query block, key blocks.
+#if TIMELINE
+constexpr unsigned kTimelineMax = 1u << 18;
+__device__ uint32_t g_timeline[kTimelineMax * 16];
+__device__ unsigned int g_timeline_n;
+struct TileClock {
+    uint64_t gt0;
+    long long c0;
+    uint32_t c[6];
+    __device__ __forceinline__ static uint64_t now_ns() {
+        uint64_t t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        return t;
+    }
+    __device__ __forceinline__ void start() { gt0 = now_ns(); c0 = clock64(); }
+    __device__ __forceinline__ void mark(int i) { c[i] = (uint32_t)(clock64() - c0); }
+    __device__ __forceinline__ void write(int k, int wq, int m_block, int n_iter) {
+        const uint64_t gt1 = now_ns();
+        uint32_t smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const unsigned idx = atomicAdd(&g_timeline_n, 1u);
+        if (idx >= kTimelineMax) return;
+        uint32_t* r = g_timeline + 16ull * idx;
+        r[0] = (uint32_t)gt0; r[1] = (uint32_t)(gt0 >> 32); r[2] = (uint32_t)gt1; r[3] = (uint32_t)(gt1 >> 32);
+        for (int i = 0; i < 6; ++i) r[4 + i] = c[i];
+        r[10] = blockIdx.x; r[11] = smid; r[12] = k; r[13] = wq; r[14] = m_block; r[15] = n_iter;
+    }
+};
+#define TL_START() tl.start()
+#define TL_MARK(i) tl.mark(i)
+#else
+#define TL_START() ((void)0)
+#define TL_MARK(i) ((void)0)
+#endif
+
 // ---- which tile a CTA computes, and which key blocks it visits
 struct Tile {
     int m_block, split, bh, b, h, hk;
@@ -453,6 +499,22 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     t.hk = t.h / p.group;
     return t;
 }
+
+// The j-th tile of this CTA: blockIdx.x + j * gridDim.x, or -1 past the last. CAUSAL_PERSIST (p.pair_units > 0):
+// the CTA strides over pairs of a paired grid, the long tile u then its short partner u + pair_units (-2 where a
+// pair has none), so a persistent CTA's producer runs into the next pair while the consumers finish this one.
+#if CAUSAL_PERSIST
+__device__ __forceinline__ int cta_tile(const Params& p, int j, int n_tiles) {
+    if (p.pair_units > 0) {
+        const int u = blockIdx.x + (j >> 1) * gridDim.x;
+        if (u >= p.pair_units) return -1;
+        const int id = (j & 1) ? u + p.pair_units : u;
+        return id < n_tiles ? id : -2;
+    }
+    const int id = blockIdx.x + j * gridDim.x;
+    return id < n_tiles ? id : -1;
+}
+#endif
 
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
 // are never visited (row i sees keys j <= i + seqlen_k - seqlen_q).
@@ -754,7 +816,12 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     float alpha[2] = {1.f, 1.f};
     const int buf = tile_iter % C::Q_BUFS;
     sQw += buf * C::NWG * C::Q_WG_BYTES;
+#if TIMELINE
+    TileClock tl;
+#endif
+    TL_START();
     mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
+    TL_MARK(0);
     it = __shfl_sync(0xffffffffu, it, 0);
     range.x = __shfl_sync(0xffffffffu, range.x, 0);
     range.y = __shfl_sync(0xffffffffu, range.y, 0);
@@ -780,9 +847,11 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<0>();
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s0));
+            TL_MARK(1);
             mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             pack_p<C>(sc, pa);
+            TL_MARK(2);
         }
         for (int i = 1; i < n_iter; ++i) {
             const int n = range.y - 1 - i;
@@ -815,6 +884,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         }
         // ---- last PV
+        TL_MARK(3);
         const int sl = stage_of<C>(it + n_iter - 1);
         if constexpr (C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         mbar_wait(bar.v_full(sl), phase_of<C>(it + n_iter - 1));   // the last PV takes no pingpong turn
@@ -825,9 +895,19 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         wgmma_wait<0>();
         fence_regs(o);
         if (lane == 0) mbar_arrive(bar.v_empty(sl));
+        TL_MARK(4);
     }
+#if TIMELINE
+    else {
+        for (int i = 1; i < 5; ++i) tl.c[i] = tl.c[0];
+    }
+#endif
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
     epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending);
+#if TIMELINE
+    TL_MARK(5);
+    if (ltid == 0) tl.write(tile_iter, wq, t.m_block, n_iter);
+#endif
 }
 
 
@@ -874,12 +954,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
-            for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
+#if CAUSAL_PERSIST
+            for (int j = 0, k = 0, tile; (tile = cta_tile(p, j, n_tiles)) != -1; ++j) {
+                if (tile < 0) continue;
+#else
+            for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+#endif
                 const Tile t = tile_of(p, tile);
                 const int2 range = key_blocks<C>(p, t.m_block, t.split);
                 produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
-                tile += gridDim.x;
+                ++k;
             }
         }
     } else {
@@ -887,12 +972,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         const int wq = wg - 1;
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
-        for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
+#if CAUSAL_PERSIST
+        for (int j = 0, k = 0, tile; (tile = cta_tile(p, j, n_tiles)) != -1; ++j) {
+            if (tile < 0) continue;
+#else
+        for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+#endif
             const Tile t = tile_of(p, tile);
             const int2 range = key_blocks<C>(p, t.m_block, t.split);
             consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
             it += max(0, range.y - range.x);
-            tile += gridDim.x;
+            ++k;
         }
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
@@ -1080,6 +1170,10 @@ int launch(const Call& a, cudaStream_t stream) {
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
+    if (CAUSAL_PERSIST && p.pairs) {   // the pairs' equal work makes a static stride balanced
+        p.pair_units = (int)ctas_launched;
+        if (ctas_launched > sms) ctas_launched = sms;
+    }
     // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
     // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
     // CAUSAL_ORDER 2 keeps LPT inside chunks of heads that fit (a kv head's K/V serves its query group)
@@ -1162,3 +1256,19 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         default: return launch<Cfg256>(a, stream);
     }
 }
+
+#if TIMELINE
+// Copies up to max_records timeline records (16 words each) of the launches since the last call into host memory
+// and starts a new count; returns the records written since the last call, or a negated CUDA error.
+extern "C" int attn_timeline(uint32_t* host_dst, int max_records) {
+    unsigned int n = 0, zero = 0;
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpyFromSymbol(&n, g_timeline_n, sizeof n);
+    const unsigned kept = n < kTimelineMax ? n : kTimelineMax;
+    const unsigned copy = max_records < 0 ? 0u : (kept < (unsigned)max_records ? kept : (unsigned)max_records);
+    if (e == cudaSuccess && copy > 0 && host_dst)
+        e = cudaMemcpyFromSymbol(host_dst, g_timeline, (size_t)copy * 16 * sizeof(uint32_t));
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(g_timeline_n, &zero, sizeof zero);
+    return e == cudaSuccess ? (int)n : -(int)e;
+}
+#endif
