@@ -39,7 +39,7 @@ echo "A/B pick: $pick"
 mkdir -p .experiments
 if [ "$pick" = persist ]; then
   sed 's/^#define CAUSAL_PERSIST 0 /#define CAUSAL_PERSIST 1 /' $K > .experiments/04_pingpong.cu
-  notes="v9: CAUSAL_PERSIST=1 (paired causal grids persistent: one CTA per SM strides the pairs), picked by run 21's A/B"
+  notes="v9: CAUSAL_PERSIST=1 (paired causal grids persistent, striding the pairs), picked by run 21's A/B"
 else
   cp $K .experiments/04_pingpong.cu
   notes="v8 again (CAUSAL_PERSIST=0 kept by run 21's A/B), after the layout, containment and problem merges"

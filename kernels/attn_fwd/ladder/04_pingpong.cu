@@ -67,7 +67,7 @@
 #define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
 #endif
 #ifndef CAUSAL_PERSIST
-#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,1}  paired causal grids persistent: one CTA per SM strides the pairs
+#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,1}  paired causal grids persistent, striding the pairs
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
