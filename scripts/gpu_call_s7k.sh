@@ -49,6 +49,8 @@ else
   cp $K .experiments/04_pingpong.cu
   notes="v8 again (CAUSAL_PERSIST=0 kept by run 21's A/B), after the layout, containment and problem merges"
 fi
-timeout "${CAMPAIGN_TIMEOUT:-130}" bash scripts/gpu_campaign_check.sh .experiments/04_pingpong.cu "$notes"
+left=$(( ${CALL_BUDGET:-565} - SECONDS )); [ "$left" -lt 60 ] && left=60   # what the device call has left
+echo "campaign check limit ${left} s"
+timeout "$left" bash scripts/gpu_campaign_check.sh .experiments/04_pingpong.cu "$notes"
 grep -E "^(geomean_vs|all_correct|scenarios|flags|stop|question)" "$OUT/campaign_check.log" | head -20
 echo "#### done $(date -u +%T)"
