@@ -22,6 +22,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def session_pids(temp_dir: str) -> list[int]:
+    """Live processes (not this one) whose command line names temp_dir; a zombie's is empty, so it is not one."""
+    found, me = [], os.getpid()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int(entry.name) != me and temp_dir.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 class RayHead:
     """`with RayHead(gpus=1) as head: RayPool(head.address)`; head.start_s is how long it took to come up."""
 
@@ -63,6 +75,17 @@ class RayHead:
         except ProcessLookupError:
             pass
         self.process.wait()
+        # Ray's workers and helpers can sit in sessions of their own, out of the group's reach, and exit only later
+        # (the loaded CI machine showed six alive after the script's SIGTERM): every process naming this head's
+        # temp dir is this head's, and none may outlive stop()
+        deadline = time.monotonic() + 30
+        while (left := session_pids(self.temp_dir)) and time.monotonic() < deadline:
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.2)
         self._log.close()
 
     def __enter__(self):
