@@ -24,8 +24,9 @@
 #           then scripts/coldrun_profile.py on their logs (where the time went); everything in $OUT/coldrun/
 #   cudnnprobe scripts/cudnn_plan_probe.py: cuDNN's first call per shape, serial vs PROBE_LANES (8) lanes, and one
 #           shape's device time timed in the main thread and in a lane; $OUT/cudnn_plan_probe.json
-#   coldproof after issue 24's cold-run cuts: cudnnprobe, then the device-time proof with tests/test_gpu_timing_upload.py
-#           and tests/test_gpu_first_replay.py (the long baseline call timed as its own first call); $OUT/coldproof.log
+#   coldproof after issue 24's cold-run cuts: cudnnprobe, then the device-time proof with
+#           tests/test_gpu_timing_upload.py and tests/test_gpu_first_replay.py (the long baseline call timed as its
+#           own first call); $OUT/coldproof.log
 #   proofab the device-time proof (devtime) with the fix, then with WORKBENCH_TIMING_RULES=fixed (the rep rules before
 #           issue 24; PROOFAB_WAYS="fix fixed" by default), tests/test_gpu_timing_upload.py with the first, then the
 #           coldrun acceptance in what is left of PROOFAB_TOTAL (570 s from the script's start); tables under

@@ -44,3 +44,17 @@ def test_the_tool_reads_back_every_record_of_the_stub_schedule(tmp_path):
         assert list(a["by_length"]) == want
         assert math.isfinite(r["overhead_pct"]) and r["plain_us"] > 0
         assert os.path.getsize(r["records_file"]) == 64 * tiles
+
+
+def test_a_max_records_below_the_count_is_reported_not_hidden(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    env = dict(os.environ, OUT=str(tmp_path / "out"), LADDER_BUILD=str(tmp_path / "build"))
+    run = subprocess.run([sys.executable, "scripts/tile_timeline.py", "--kernels", STUB, "--only", "A_d128_c1_s1k",
+                          "--reps", "3", "--cap", "0.05", "--max-records", "100"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    (r,) = json.loads((tmp_path / "out" / "tile_timeline.json").read_text())["results"]
+    assert (r["records_reported"], r["records_copied"], r["analysis"]["records"]) == (16 * 16 * 8, 100, 100)
+    assert f"{16 * 16 * 8 - 100} records not copied" in run.stdout
