@@ -25,8 +25,9 @@
 #           then scripts/coldrun_profile.py on their logs (where the time went); everything in $OUT/coldrun/
 #   cudnnprobe scripts/cudnn_plan_probe.py: cuDNN's first call per shape, serial vs PROBE_LANES (8) lanes, and one
 #           shape's device time timed in the main thread and in a lane; $OUT/cudnn_plan_probe.json
-#   coldproof after issue 24's cold-run cuts: cudnnprobe, then the device-time proof with tests/test_gpu_timing_upload.py
-#           and tests/test_gpu_first_replay.py (the long baseline call timed as its own first call); $OUT/coldproof.log
+#   coldproof after issue 24's cold-run cuts: cudnnprobe, then the device-time proof with
+#           tests/test_gpu_timing_upload.py and tests/test_gpu_first_replay.py (the long baseline call timed as its
+#           own first call); $OUT/coldproof.log
 #   proofab the device-time proof (devtime) with the fix, then with WORKBENCH_TIMING_RULES=fixed (the rep rules before
 #           issue 24; PROOFAB_WAYS="fix fixed" by default), tests/test_gpu_timing_upload.py with the first, then the
 #           coldrun acceptance in what is left of PROOFAB_TOTAL (570 s from the script's start); tables under
@@ -36,6 +37,9 @@
 # SMI_LOG=1 logs clocks/power/clock-event reasons every 250 ms to $OUT/smi.csv while the stages run.
 #   walls   issue 25's walls on the GPU (root): socket filter and PID namespace around a CUDA worker, the original
 #           behind every wall, ncu_profile of a hostile constructor; then the CPU wall tests on this kernel (< 3 min)
+#   timeline  scripts/tile_timeline.py: TL_KERNELS (04_pingpong) plain and -DTIMELINE=1 on TL_SHAPES with FA3: the
+#           instrumentation's overhead, SM busy/gaps/head/tail and per-tile phases; $OUT/tile_timeline.{log,json}
+#           (TL_ARGS adds options, e.g. --save-records); first tests/test_gpu_tile_timeline.py (the tool on a stub)
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 #   ncusrc  per-instruction warp-stall sampling (ncu SourceCounters) as SASS CSV, summarised by scripts/ncu_stalls.py
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
@@ -234,6 +238,15 @@ for stage in "$@"; do
       timeout "${WALLS_CPU_TIMEOUT:-150}" python3 -m pytest -n "${WALLS_WORKERS:-8}" tests/test_security_walls.py \
         tests/test_security_outside_worker.py -q -rfE -p no:cacheprovider > "$OUT/pytest_walls_cpu.log" 2>&1
       grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest_walls_cpu.log" | tail -12 ;;
+    timeline)
+      timeout 150 python3 -m pytest -m gpu tests/test_gpu_tile_timeline.py -q -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_tile_timeline.log" | tail -3   # the tool itself on a stub kernel of known spins
+      TL_DEFAULT_SHAPES="A_d128_c1_s1k A_d128_c0_s1k A_d128_c1_s4k A_d128_c0_s4k B_h28x4_d128_c1_s8k C_s3000_d128_c1"
+      OUT="$OUT" timeout "${TL_TIMEOUT:-420}" python3 scripts/tile_timeline.py \
+        --kernels ${TL_KERNELS:-kernels/attn_fwd/ladder/04_pingpong.cu} --only ${TL_SHAPES:-$TL_DEFAULT_SHAPES} \
+        --anchors fa3 ${TL_ARGS:-} 2>&1 | tee "$OUT/tile_timeline.log" | tail -200
+      ( cd "$OUT" && ls timeline_*.bin >/dev/null 2>&1 && tar -czf timeline_records.tgz timeline_*.bin \
+        && rm -f timeline_*.bin ) ;;
     ncu)
       k=${NCU_KERNEL:-kernels/attn_fwd/ladder/04_pingpong.cu}
       so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; \
