@@ -65,7 +65,8 @@ mkdir -p "$WORKBENCH_CACHE"
 # it fits beside the FA3 wheel in a call's 64 MiB), and past that as its timings alone (the original's output rows
 # are then recomputed by one call per scenario)
 if [ -z "${WB_CACHE_RESTORED:-}" ]; then
-  if ls .gpucache/wbcache.tgz.part* >/dev/null 2>&1; then cat .gpucache/wbcache.tgz.part* | tar -xz -C "$WORKBENCH_CACHE"
+  if ls .gpucache/wbcache.tgz.part* >/dev/null 2>&1; then
+    cat .gpucache/wbcache.tgz.part* | tar -xz -C "$WORKBENCH_CACHE"
   elif [ -f .gpucache/wbcache.tgz ]; then tar -xzf .gpucache/wbcache.tgz -C "$WORKBENCH_CACHE"; fi
 fi
 save_cache() {
