@@ -22,7 +22,7 @@ echo "workbench warm rc $? in $((SECONDS - t0)) s"; tail -4 "$OUT/warm.log" | cu
 echo "#### 2. timeline $(date -u +%T)"; mkdir -p "$OUT/tl"
 OUT=$OUT/tl timeout "${TL_TIMEOUT:-110}" python3 scripts/tile_timeline.py --kernels $K $K:CAUSAL_PERSIST=1 \
   --only A_d128_c1_s1k A_d128_c0_s1k A_d128_c1_s4k A_d128_c0_s4k B_h28x4_d128_c1_s8k C_s3000_d128_c1 \
-  --anchors fa3 > "$OUT/tl/log.txt" 2>&1
+  --anchors fa3 --cap 0.2 --reps 10 > "$OUT/tl/log.txt" 2>&1
 tail -c 9000 "$OUT/tl/log.txt"
 echo "#### 3. campaign evaluation $(date -u +%T)"
 # the winner by the A/B's causal geomean x FA3 (persistent only if every shape passed and it gains >= 0.5 %)
