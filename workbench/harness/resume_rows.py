@@ -218,7 +218,7 @@ def _open_locked(path: Path) -> Optional[int]:
     """An fd of `path` under an exclusive lock, or None when another run holds it. The file is checked to still
     be the one at `path` after the lock: a run that completed meanwhile removed it."""
     for _ in range(5):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
