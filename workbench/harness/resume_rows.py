@@ -148,13 +148,14 @@ class ResumeRecord:
             self.fd = None        # a cache folder that cannot be written: the run is only not resumable
         if self.fd is None:
             return {}
-        data = _read_all(self.fd)
-        if not self.reuse:
-            os.ftruncate(self.fd, 0)          # --no-resume: a new record, nothing of the old one kept
+        try:
+            data = _read_all(self.fd)
+            end = data.rfind(b"\n") + 1 if self.reuse else 0     # --no-resume: a new record, nothing old kept
+            if end < len(data):
+                os.ftruncate(self.fd, end)    # a line cut short by a kill: the next append (O_APPEND) starts a line
+        except OSError:
+            self.close(completed=False)       # unreadable: this run is only not resumable
             return {}
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            os.ftruncate(self.fd, end)        # a line cut short by a kill: the next append starts a line
         by_line = {k: name for name, k in self.line_keys.items()}
         for line_key, entry in cache_file.decode_lines(data[:end])[0]:
             name = by_line.get(line_key)
