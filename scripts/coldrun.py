@@ -10,8 +10,10 @@ half way and resumed; wall times, what each run timed, per-category geomeans, JS
    SIGKILLed (the whole process group) once --kill-at scenarios (default half) have printed their line.
 4. resumed: the same command on the killed run's cache. It must re-time nothing the killed run finished: every
    timing cached after the kill is in the cache unchanged after it, and no progress line of the resumed run says it
-   timed one of them afresh (nor, when the run finished, does its JSON report other figures); and it must take
-   less than the cold run's remaining share.
+   timed one of them afresh (nor, when the run finished, does its JSON report other figures); the candidate's rows
+   the killed run recorded (harness/resume_rows.py) are reused, not judged again: its `resume: N of M` line names
+   all of them, none has a progress line, and its JSON carries them unchanged; and it must take less than the cold
+   run's remaining share.
 The geomeans of cold and warm must agree within 2 % per category, on the scenarios both reached. Each leg has a
 time limit inside --budget-s; a leg that runs out is killed and reported as such, and its rows are still written
 (`coldrun_<leg>.partial.json`, from its progress lines: each scenario's wall time, what it timed afresh, its
@@ -39,13 +41,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workbench.harness import cache_file  # noqa: E402
+from workbench.harness import cache_file, resume_rows  # noqa: E402
 
 PROGRESS = re.compile(r"^\[\s*(\d+)/(\d+)\]\s+(\S+)\s+(\S+)")
 TIMED_NOW = re.compile(r"\(([\d.]+) s(?:; timed now ([^)]*))?\)\s*$")      # progress_cache.wall_and_timed
 SPEEDUP = re.compile(r"\bx([\d.]+) ([A-Za-z0-9_]+)")
 TIMED = re.compile(r"^timing cache: timed now (.*); cached before: (.*)$")
 WALL = re.compile(r"^wall ([\d.]+) s$")
+RESUMED = re.compile(r"^resume: (\d+) of (\d+) scenarios from")                # resume_rows.ResumeRecord.line
 ANCHOR_PROBE = ("import json, sys\nimport torch\nfrom workbench.harness.anchors import load_anchors\n"
                 "names = [n for n in sys.argv[1].split(',') if n]\n"
                 "_, _, missing = load_anchors(names)\n"
@@ -106,7 +109,7 @@ def run_leg(name: str, args, cache: Path, limit_s: float, kill_at: int = 0) -> d
     proc = subprocess.Popen(command(args, json_out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=leg_env(cache), cwd=ROOT, start_new_session=True)
     leg = {"name": name, "scenarios_done": 0, "killed": "", "wall_s": None, "timed": "", "cached_before": "",
-           "limit_s": round(limit_s, 1)}
+           "limit_s": round(limit_s, 1), "resumed_rows": 0}
     rows: list[dict] = []
     watchdog = threading.Timer(max(1.0, limit_s), _kill_group, args=(proc, leg))
     watchdog.daemon = True
@@ -126,6 +129,8 @@ def run_leg(name: str, args, cache: Path, limit_s: float, kill_at: int = 0) -> d
                 leg["timed"], leg["cached_before"] = m.group(1), m.group(2)
             elif (m := WALL.match(line)):
                 leg["wall_s"] = float(m.group(1))
+            elif (m := RESUMED.match(line)):
+                leg["resumed_rows"] = int(m.group(1))
     proc.wait()
     proc.stdout.close()
     watchdog.cancel()
@@ -206,20 +211,37 @@ def kept_roles(kept: dict, scenarios) -> set[tuple[str, str]]:
     return out
 
 
-def retimed(kept: dict, after: dict, resumed: dict, scenarios) -> dict:
-    """What the resumed run did with the timings the killed one left (module doc, leg 4)."""
+def retimed(kept: dict, after: dict, resumed: dict, scenarios, kept_rows: dict | None = None) -> dict:
+    """What the resumed run did with the timings and the candidate's rows the killed one left (module doc, leg 4)."""
+    kept_rows = kept_rows or {}
     changed_in_cache = sorted(k for k, entry in kept.items() if after.get(k, {}).get("stats") != entry["stats"])
-    pairs, reached = kept_roles(kept, scenarios), {r["name"]: r for r in resumed.get("rows", [])}
+    judged = {r["name"]: r for r in resumed.get("rows", [])}
+    result_rows = {r["scenario"]["name"]: r for r in (resumed.get("result") or {}).get("rows", [])}
+    if resumed.get("result"):
+        reused = {n for n, r in result_rows.items() if r.get("resumed_from")}
+    else:           # cut off before its JSON: its resume line says how many of the record's rows it took
+        reused = set(kept_rows) if resumed.get("resumed_rows") == len(kept_rows) else set()
+    reached = {**{n: {"timed_now_s": {}} for n in reused}, **judged}      # a reused row timed nothing
+    pairs = kept_roles(kept, scenarios)
     compared = sorted((role, name) for role, name in pairs if name in reached)
     timed_again = sorted((role, name) for role, name in compared if role in reached[name]["timed_now_s"])
-    json_changed = None
+    json_changed = rows_changed = None
     if resumed.get("result"):
-        rows = {r["scenario"]["name"]: r for r in resumed["result"]["rows"]}
         by_key = {(k.split("|")[0], n): e for k, e in kept.items() for n in _names_of(k, scenarios)}
-        json_changed = sum(rows[n].get("reference_stats", {}).get(role) != by_key[(role, n)]["stats"]
-                           for role, n in compared if n in rows and role in rows[n].get("reference_stats", {}))
+        json_changed = sum(result_rows[n].get("reference_stats", {}).get(role) != by_key[(role, n)]["stats"]
+                           for role, n in compared
+                           if n in result_rows and role in result_rows[n].get("reference_stats", {}))
+        rows_changed = sum(n not in result_rows or _as_judged(result_rows[n]) != _as_judged(row)
+                           for n, row in kept_rows.items())
     return {"kept": len(kept), "compared": len(compared), "timed_again": [f"{r} {n}" for r, n in timed_again],
-            "changed_in_cache": len(changed_in_cache), "json_reports_other_figures": json_changed}
+            "changed_in_cache": len(changed_in_cache), "json_reports_other_figures": json_changed,
+            "kept_rows": len(kept_rows), "rows_reused": len(reused & set(kept_rows)),
+            "rows_judged_again": sorted(set(kept_rows) & set(judged)), "rows_changed_in_json": rows_changed}
+
+
+def _as_judged(row: dict) -> dict:
+    """A row without what the parent adds after judging (check.apply_flags' flags and floor, the resume mark)."""
+    return {k: v for k, v in row.items() if k not in ("flags", "floor_us", "resumed_from")}
 
 
 def _names_of(key: str, scenarios) -> list[str]:
@@ -256,8 +278,10 @@ def time_profile(leg: dict) -> list[str]:
     walls = sum(r["wall_s"] for r in rows)
     parts = ", ".join(f"{role} {s:.1f} s" for role, s in sorted(roles.items(), key=lambda kv: -kv[1]))
     rest = walls - sum(roles.values())
-    return [f"  {leg['name']}: {len(rows)} scenarios, {walls:.1f} s in them (of {leg['wall_s']:.1f} s wall); timed "
-            f"afresh: {parts or 'nothing'}; the rest (candidate, references, fixed costs) {rest:.1f} s"]
+    reused = (f" (and {leg['resumed_rows']} rows reused from the interrupted run, not judged)"
+              if leg.get("resumed_rows") else "")
+    return [f"  {leg['name']}: {len(rows)} scenarios{reused}, {walls:.1f} s in them (of {leg['wall_s']:.1f} s wall); "
+            f"timed afresh: {parts or 'nothing'}; the rest (candidate, references, fixed costs) {rest:.1f} s"]
 
 
 def acceptance(legs: list[dict], total: int, again: dict, share, worst) -> dict:
@@ -269,7 +293,10 @@ def acceptance(legs: list[dict], total: int, again: dict, share, worst) -> dict:
             "warm <= 60 s": whole(warm) and warm["wall_s"] <= 60,
             "resumed re-timed nothing kept": (again["compared"] > 0 and not again["timed_again"]
                                               and again["changed_in_cache"] == 0
-                                              and not again["json_reports_other_figures"]),
+                                              and not again["json_reports_other_figures"]
+                                              and again.get("rows_reused", 0) == again.get("kept_rows", 0)
+                                              and not again.get("rows_judged_again")
+                                              and not again.get("rows_changed_in_json")),
             "resumed < remaining share of cold": share is not None and whole(resumed) and resumed["wall_s"] < share,
             "cold and warm geomeans within 2 %": worst is not None and worst <= 0.02}
 
@@ -324,10 +351,10 @@ def main() -> int:
     # (a device call that also runs the proof) splits what is left between them
     resumed_needs = min(max(30.0, 1.2 * cold_estimate * (1 - kill_at / total)), left() / 2)
     legs.append(run_leg("killed", args, kill_cache, max(10.0, left() - resumed_needs), kill_at=kill_at))
-    kept = cache_file.read_entries(kill_cache)
+    kept, kept_rows = cache_file.read_entries(kill_cache), resume_rows.recorded_rows(kill_cache)
     legs.append(run_leg("resumed", args, kill_cache, left()))
     killed, resumed = legs[2], legs[3]
-    again = retimed(kept, cache_file.read_entries(kill_cache), resumed, scenarios)
+    again = retimed(kept, cache_file.read_entries(kill_cache), resumed, scenarios, kept_rows)
     share = cold["wall_s"] * (1 - killed["scenarios_done"] / total) if not cold["killed"] else None
     worst, compared_rows, _, _ = compare_geomeans(cold, legs[1], categories)
     summary = {"kernel": args.kernel, "suite": args.suite, "anchors": args.anchors, "kill_at": kill_at,
@@ -342,6 +369,10 @@ def main() -> int:
                  f"{again['changed_in_cache']} changed in the cache"
                  + ("" if again["json_reports_other_figures"] is None
                     else f", {again['json_reports_other_figures']} reported with other figures in its JSON"))
+    lines.append(f"the kill left {again['kept_rows']} rows of the candidate recorded; the resumed run reused "
+                 f"{again['rows_reused']}, judged {len(again['rows_judged_again'])} of them again"
+                 + ("" if again["rows_changed_in_json"] is None
+                    else f", {again['rows_changed_in_json']} differ in its JSON"))
     if share is not None:
         lines.append(f"resumed {resumed['wall_s']:.1f} s against the cold run's remaining share {share:.1f} s")
     lines.append("where the time went (per-scenario wall and timed-afresh seconds from the progress lines):")

@@ -27,6 +27,8 @@ def test_cold_warm_killed_and_resumed_legs_on_the_cpu(tmp_path):
     again = summary["resumed_vs_kept"]
     assert again["kept"] >= 2 and again["compared"] == again["kept"] and again["timed_again"] == []
     assert again["changed_in_cache"] == 0 and again["json_reports_other_figures"] == 0
+    assert again["kept_rows"] >= 2 and again["rows_reused"] == again["kept_rows"] == legs["resumed"]["resumed_rows"]
+    assert again["rows_judged_again"] == [] and again["rows_changed_in_json"] == 0   # the candidate's rows reused
     assert summary["checks"]["resumed re-timed nothing kept"]
     assert "check: resumed re-timed nothing kept: PASS" in (out / "coldrun_table.txt").read_text()
     # every leg's rows are on disk: the check's JSON where it finished, the progress lines' where it was killed
@@ -64,6 +66,27 @@ def test_a_resumed_leg_cut_by_its_time_limit_is_still_compared_with_what_the_kil
     assert again["timed_again"] == [f"original {scenarios[1].name}"] and again["changed_in_cache"] == 1
     assert again["json_reports_other_figures"] is None
     assert coldrun.retimed(kept, kept, {"rows": resumed["rows"][:1], "result": None}, scenarios)["timed_again"] == []
+
+
+def test_a_recorded_row_of_the_candidate_judged_again_fails_the_resumed_check():
+    """The H200 run of 2026-12-01 passed 'resumed re-timed nothing kept' while its resumed leg verified and timed the
+    candidate again on the 91 scenarios the kill had finished: the check now counts the candidate's rows too."""
+    from workbench.harness.scenarios import load_suite
+
+    coldrun, scenarios = _script(), load_suite("smoke")[:2]
+    kept_rows = {s.name: {"scenario": s.to_dict(), "status": "passed", "flags": []} for s in scenarios}
+    judged = [coldrun.parse_row(f"[  {i + 1}/2] {s.name}  passed  5.0 us  (1.0 s)") for i, s in enumerate(scenarios)]
+    rows = [dict(row, resumed_from="") for row in kept_rows.values()]
+    leg = {"rows": judged, "result": {"rows": rows}, "resumed_rows": 0}
+    again = coldrun.retimed({}, {}, leg, scenarios, kept_rows)
+    assert again["rows_reused"] == 0 and again["rows_judged_again"] == sorted(kept_rows)
+    whole = {"killed": False, "scenarios_done": 2, "wall_s": 1.0}
+    assert not coldrun.acceptance([whole] * 4, 2, dict(again, compared=1), 10.0, 0.0)["resumed re-timed nothing kept"]
+    marked = [dict(r, resumed_from="abc", flags=["noisy"]) for r in kept_rows.values()]    # flags: apply_flags'
+    reused = {"rows": [], "result": {"rows": marked}, "resumed_rows": 2}
+    again = coldrun.retimed({}, {}, reused, scenarios, kept_rows)
+    assert again["rows_reused"] == 2 and again["rows_judged_again"] == [] and again["rows_changed_in_json"] == 0
+    assert coldrun.acceptance([whole] * 4, 2, dict(again, compared=1), 10.0, 0.0)["resumed re-timed nothing kept"]
 
 
 def test_an_anchor_the_legs_cannot_load_stops_the_script_before_any_run(tmp_path):

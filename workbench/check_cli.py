@@ -9,6 +9,9 @@ Prints a progress line per scenario, then the table and `key: value` geomean lin
 0 stop condition met, 3 evaluated but not met, 1 candidate failed (build or verification),
 2 usage or environment error (bad suite, no GPU for verification and timing).
 
+A check that is interrupted (killed, Ctrl-C, a CUDA error) keeps the rows it finished; the same check run again
+judges only the rest and says "resume: N of M scenarios from the interrupted run of DATE" (--no-resume: all).
+
 Every argument is checked before anything is built (validate.py): a bad suite, stop predicate, kernel path or
 output path costs nothing and leaves nothing behind. A CPU stand-in's rows (`standin:NAME`) are written to the
 trace tables only when --traces names a folder: they are never measurements and must not sit beside GPU runs.
@@ -59,6 +62,10 @@ def parse_args(argv):
     p.add_argument("--gpu", type=count(0), default=0, help="GPU index")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failing scenario")
     p.add_argument("--no-timing", action="store_true", help="verify only (no timing, no speedups)")
+    p.add_argument("--no-resume", action="store_true",
+                   help="judge every scenario, even those an interrupted run of this same check (same kernel build, "
+                        "baseline, anchors, GPU and versions) finished; by default they are reused and the progress "
+                        "says so; a run that completes keeps nothing to reuse (also: WORKBENCH_NO_RESUME=1)")
     p.add_argument("--campaign", metavar="ID", help="judge KERNEL inside campaign ID (artifact, trace rows, "
                    "questions): see `workbench check KERNEL --campaign ID --help`")
     return p.parse_args(argv)
@@ -123,6 +130,9 @@ def format_summary(result: SuiteResult) -> str:
              f"wall_s: {result.wall_s:.{1 if result.wall_s >= 10 else 2}f}"]
     ran = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
     lines.append(f"scenarios: {ran}" if ran else f"scenarios: none run ({result.status.replace('_', ' ')})")
+    if result.resumed_rows:
+        lines.append(f"resumed: {result.resumed_rows} of {len(result.rows)} scenarios from the interrupted run of "
+                     f"{result.resumed_from} (their rows as it judged them; --no-resume judges every scenario)")
     geomeans = result.geomeans()
     for name, value in geomeans.get("overall", {}).items():
         per_cat = ", ".join(f"{c} {_fmt(g.get(name), '.3f')}" for c, g in geomeans.items() if c != "overall")
@@ -208,7 +218,8 @@ def main(argv=None) -> int:
     request = CheckRequest(kernel_path=args.kernel, suite=args.suite, baseline_path=args.baseline, anchors=anchors,
                            stop_expr=args.stop, previous_best=args.previous_best, arch=args.arch,
                            cache_dir=args.cache_dir, scenario_timeout_s=args.timeout, gpu_index=args.gpu,
-                           fail_fast=args.fail_fast, timing=not args.no_timing, problem=args.problem.ref)
+                           fail_fast=args.fail_fast, timing=not args.no_timing, problem=args.problem.ref,
+                           resume=not args.no_resume)
     from workbench.harness.check import check      # here, not above: `check --help` and refusals need no torch
 
     try:

@@ -26,6 +26,7 @@ from workbench.harness import flags, problems, proc_tree, rep_count, sandbox, wo
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.build_pair import concurrently
 from workbench.harness.progress_cache import ProgressCache, summary_line
+from workbench.harness.resume_rows import ResumeRecord
 from workbench.harness.paths import REPO_ROOT
 from workbench.harness.problem import Problem
 from workbench.harness.result import (FAILED, SKIPPED, STATIC_ONLY, CheckRequest, ScenarioResult, SuiteResult)
@@ -107,9 +108,9 @@ _NOISE = re.compile(r"UserWarning: Warning: Profiler clears events|^_warn_once\(
 
 
 def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress,
-               gpu_index: int = 0) -> tuple[list[ScenarioResult], dict]:
+               gpu_index: int = 0, eval_id: str = "") -> tuple[list[ScenarioResult], dict]:
     """Run one worker process over the scenarios, contained (sandbox.py); returns the rows and the worker's
-    start info."""
+    start info. A candidate's rows are recorded as they arrive, and an interrupted run's reused (resume_rows.py)."""
     contained = sandbox.plan("eval", sandbox.Limits(cpu_s=_cpu_budget_s(len(scenarios), timeout_s),
                                                     private_bytes=sandbox.private_cap_bytes()))
     # the cache folder resolved here, where the parent merges: the worker's HOME is its private one (child_env)
@@ -119,10 +120,13 @@ def run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress:
     # (the private folder is a tmpfs the parent reaches through its fd while the worker runs: sandbox.staged_dir)
     timings = ProgressCache(job, scenarios, cache_dir,
                             sandbox.staged_dir(contained) / "cache" if contained.enabled else None)
+    record = ResumeRecord(cache_dir, job, eval_id)      # inactive for `workbench warm`: no candidate rows
+    job, info = dict(job, judged_after_start=record.active), {}
     try:
-        rows, info = _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained, timings)
+        rows, info = _run_worker(job, scenarios, timeout_s, progress, gpu_index, contained, timings, record)
     finally:
         timings.finish()        # the last staged entries, merged by the trusted side
+        record.close(completed=bool(info.get("completed")))     # a run that judged everything leaves nothing
         sandbox.cleanup(contained)
     info["timings"] = timings.summary()
     return rows, info
@@ -137,7 +141,7 @@ _NOTICES_SHOWN: set = set()
 
 
 def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress: Progress, gpu_index: int,
-                contained, timings: ProgressCache) -> tuple[list[ScenarioResult], dict]:
+                contained, timings: ProgressCache, record: ResumeRecord) -> tuple[list[ScenarioResult], dict]:
     env = sandbox.child_env(dict(os.environ), contained)       # no API key reaches candidate code
     if job["device"].startswith("cuda") and gpu_index >= 0:   # < 0: a pool (Ray) already pinned the GPU
         env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
@@ -152,8 +156,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
         proc = subprocess.Popen(sandbox.worker_command(contained), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err_handle, text=True, env=env, cwd=str(REPO_ROOT),
                                 pass_fds=sandbox.pass_fds(contained))
-        proc.stdin.write(json.dumps(job))
-        proc.stdin.close()
+        proc.stdin.write(json.dumps(job) + "\n")   # stdin stays open for the judged scenarios (record.at_start)
+        proc.stdin.flush()
         stream = _WorkerStream(proc)
         main = problems.load(job.get("problem")).main_anchor
         protocol = worker_events.Protocol(job["scenarios"])
@@ -177,9 +181,15 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             kind = event["event"]
             if kind == "start":
                 info = event
-                deadline.started()
                 for line in timings.start(event):
                     progress(line)
+                reused = record.at_start(event, proc.stdin, progress)     # judged by an interrupted run
+                protocol.exclude(reused)
+                timings.skip(reused)
+                rows.update(reused)
+                info.update(record.summary())
+                index, deadline.scenarios = len(reused), len(scenarios) - len(reused)
+                deadline.started()
                 for name, why in event["missing_anchors"].items():
                     progress(f"anchor {name} unavailable: {why}")
                 if event["foreign_check"] != "all":
@@ -197,6 +207,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
             elif kind == "result":
                 row = protocol.row(event)
                 rows[row.name] = row
+                record.add(row)             # durable before its progress line: a kill after it keeps the row
                 index += 1
                 eta = timings.done(row.name, event.get("spent") or {})
                 progress(format_progress(index, len(scenarios), row, main) + (f"  {eta}" if eta else ""))
@@ -207,6 +218,8 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                 info.update(event)
                 deadline.done()
                 done = True
+        if not proc.stdin.closed:
+            proc.stdin.close()
         try:
             proc.wait(timeout=worker_events.EXIT_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -216,6 +229,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
         proc.stdout.close()
     tail = _stderr_tail(err_path)
     os.unlink(err_path)
+    info["completed"] = done and not malformed
     if current and current not in rows:
         reason, detail = failure or ("crash", f"worker {sandbox.describe_exit(proc.returncode)}")
         if malformed:
@@ -354,7 +368,8 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
         baseline = {"kind": "standin", "path": "slow_correct", "sha": "standin:slow_correct"}
     job = {"request": request.to_dict(), "candidate": candidate, "baseline": baseline, "device": device,
            "scenarios": [s.to_dict() for s in scenarios], "problem": str(problem.definition.folder)}
-    rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index)
+    rows, info = run_worker(job, scenarios, request.scenario_timeout_s, progress, request.gpu_index, result.eval_id)
+    result.resumed_rows, result.resumed_from = info.get("resumed_rows", 0), info.get("resumed_from", "")
     if summary_line(info["timings"]):
         progress(summary_line(info["timings"]))
     result.rows, result.gpu, result.versions = rows, info.get("gpu", ""), info.get("versions", {})

@@ -68,6 +68,12 @@ class ProgressCache:
         return [f"timing cache: {sum(self.cached_before.values())} of {len(impls) * total} baseline and anchor "
                 f"timings cached already ({parts})"]
 
+    def skip(self, names) -> None:
+        """Scenarios an interrupted run judged (resume_rows.py): done already, so the ETA prices them at nothing."""
+        for name in names:
+            if self.estimator is not None:
+                self.estimator.left.pop(name, None)
+
     def merge(self) -> None:
         if self.merger is not None:
             self.merger.merge()

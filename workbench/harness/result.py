@@ -90,6 +90,7 @@ class ScenarioResult:
     reference_errors: dict = field(default_factory=dict)  # anchor name -> rel L2 error vs fp32, or a note
     flags: list = field(default_factory=list)
     floor_us: Optional[float] = None    # physical floor: max(FLOPs / bf16 ceiling, bytes / HBM bandwidth)
+    resumed_from: str = ""              # the interrupted run (its eval id) this row was judged in (resume_rows.py)
 
     @property
     def name(self) -> str:
@@ -145,6 +146,8 @@ class SuiteResult:
     wall_s: float = 0.0
     eval_id: str = ""
     problem: str = "attn_fwd"           # the problem folder's name (harness/problems.py)
+    resumed_rows: int = 0               # rows reused from an interrupted run of the same check (resume_rows.py)
+    resumed_from: str = ""              # when that run (or those runs) started
 
     # ---- aggregate figures (computed, not stored) -------------------------------------------------
     @property
@@ -291,6 +294,7 @@ class CheckRequest:
     fail_fast: bool = False                   # stop at the first failing scenario (the rest: skipped)
     timing: bool = True                       # False: verify only (anchors still checked for correctness)
     problem: str = ""                         # a problem name or folder; '' = the kernel's folder's, else attention
+    resume: bool = True                       # reuse an interrupted run's rows of this same check (resume_rows.py)
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -208,6 +208,13 @@ def hang(inputs, o, lse, s):
     return 0
 
 
+def cuda_error_on_d128(inputs, o, lse, s):
+    """Correct, except that head dim 128 fails as a faulting kernel does (the worker stops: a lost CUDA context)."""
+    if s.head_dim == 128:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered (a stand-in's)")
+    return correct(inputs, o, lse, s)
+
+
 def slow_correct(inputs, o, lse, s):
     """Correct, and measurably slower: a baseline for speedup arithmetic in CPU tests."""
     time.sleep(0.008)   # 8 ms: a 4x margin over a correct stand-in on a loaded 2-core CI machine, still a short call
@@ -218,7 +225,7 @@ STANDINS = {f.__name__: f for f in (
     correct, writes_nothing, skip_last_tile, no_causal_mask, wrong_scale, no_running_max, modifies_inputs,
     side_stream, one_head_dim, cached_pointers, writes_past_end, missing_barrier, wrong_lse, refuses_d256,
     degrades_after_warmup, syncs_in_call, lazy_when_captured, foreign_gemm, foreign_when_captured,
-    hides_from_profiler, copies_result, crash, hang, slow_correct)}
+    hides_from_profiler, copies_result, crash, hang, cuda_error_on_d128, slow_correct)}
 
 # The reason each stand-in must be rejected with (the GPU twins in kernels/attn_fwd/wrong/expected.csv).
 EXPECTED_REASON = {

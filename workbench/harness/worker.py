@@ -11,6 +11,8 @@ stages, so the parent merges it at once (staged_cache.py). A kernel that faults 
 after a CUDA error the worker reports it and stops; the parent marks the rest as skipped. Every kernel that runs
 during a recorded call of the candidate or the baseline must come from its own library (own_kernels.py). A job
 without a candidate is `workbench warm`'s: each scenario times only the baseline and the anchors (warm_scenario.py).
+The job is one line; with `judged_after_start` the parent answers the start event with one more, naming the
+scenarios an interrupted run of the same check finished: they are skipped (resume_rows.py reuses their rows).
 The job's `problem` (a problem folder; attention when absent) decides what is allocated, called and compared: its
 judge.py (problems.py), loaded before the candidate's code can run.
 """
@@ -27,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from workbench.harness import anchor_plans, own_kernels, proc_tree, rep_count
+from workbench.harness import anchor_plans, own_kernels, proc_tree, rep_count, resume_rows
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
@@ -310,7 +312,7 @@ def main() -> int:
     proc_tree.die_with_parent()     # uncontained (no sandbox_entry in front): this process dies with the harness
     _out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)   # candidate printf/puts goes to stderr, never into the result stream
-    job = json.loads(sys.stdin.read())
+    job = json.loads(sys.stdin.readline())     # one line: the parent may write the judged scenarios after it
     request = CheckRequest.from_dict(job["request"])
     problem = Problem.load(job.get("problem"))
     device = job["device"]
@@ -338,6 +340,8 @@ def main() -> int:
         return 3
     emit("start", gpu=gpu, versions=versions, missing_anchors=missing, fresh_seed=fresh_seed, notices=notices,
          foreign_check=own_kernels.policy(device)[1])
+    judged = resume_rows.judged_by_parent(job, sys.stdin)      # before the candidate's code is loaded
+    scenarios = [s for s in scenarios if s.name not in judged]
     try:
         candidate = load_kernel(job["candidate"], problem) if job.get("candidate") else None   # None: warm
         baseline = load_kernel(job["baseline"], problem) if job.get("baseline") else None

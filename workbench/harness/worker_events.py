@@ -81,6 +81,8 @@ def _check_result(data: dict) -> str:
     problem = _field_problem(data, ScenarioResult)
     if problem:
         return problem
+    if data.get("resumed_from"):        # only the parent marks a row as its record's (resume_rows.py)
+        return "resumed_from is the parent's to set"
     if data["status"] not in STATUSES:
         return f"status {str(data['status'])[:40]!r} is not one of {', '.join(sorted(STATUSES))}"
     for name, stats in data.get("reference_stats", {}).items():
@@ -141,6 +143,13 @@ class Protocol:
         if not all(isinstance(x, str) for x in notes):
             raise MalformedEvent("start: notices or missing_anchors hold something other than text")
         self.started = True
+
+    def exclude(self, names) -> None:
+        """The parent's own: these scenarios were judged by an interrupted run; the worker skips them (before any
+        scenario has begun)."""
+        if self.begun:
+            raise ValueError("scenarios can only be excluded before the first begins")
+        self.scenarios = [s for s in self.scenarios if s["name"] not in set(names)]
 
     def _begin(self, fields: dict) -> None:
         expected = self.scenarios[self.begun]["name"] if self.begun < len(self.scenarios) else None
