@@ -7,11 +7,12 @@
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal non-persistent with mirrored pairs of query blocks (>= 1024
-//   tiles) or every head's longest block first; split keys under a wave, merged by combine_kernel;
+//   tiles under 128 blocks), else longest block first in chunks of heads whose K/V fit in L2 (FA3's LPT order);
+//   split keys under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full --anchors fa3,cudnn,fa2`): v6 0.953x FA3
-// (A 0.916 B 0.908 C 0.908 D 1.136); this file (v8) 0.972 in ladder_bench (run 16 of docs/kernel_ladder.md).
+// (A 0.916 B 0.908 C 0.908 D 1.136); v8 0.972 (A 0.921 B 0.924 C 0.934 D 1.166), campaign h200-fa3-race run 18.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -20,7 +21,10 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER; SHORT_KEYS, SPLIT_KV, MAX_SPLITS.
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, MAX_SPLITS; TIMELINE=1 (diagnostic: per-tile
+//   timestamps, scripts/tile_timeline.py).
+// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
+//   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -36,7 +40,7 @@
 #define D64_BN_CAUSAL 128   // @knob D64_BN_CAUSAL 128 {128,192}   causal (diagonal blocks waste less)
 #endif
 #ifndef D64_WGS
-#define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           head_dim 64: consumer warpgroups (3 = FA3's 192-row tiles, 0 = by waves)
+#define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           d64 consumer warpgroups (3: 192-row tiles, 0: by waves)
 #endif
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
@@ -57,10 +61,16 @@
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
 #ifndef CAUSAL_PAIRS
-#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: one CTA per mirrored pair of query blocks
+#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 1 {0,1,2}  causal, unpaired: longest blocks first, 1 = K/V in L2 only, 2 = in chunks
+#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
+#endif
+#ifndef CAUSAL_PERSIST
+#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,1}  paired causal grids persistent, striding the pairs
+#endif
+#ifndef TIMELINE
+#define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -86,6 +96,7 @@ struct Params {
     int n_mblocks, n_splits, blocks_per_split;
     int pairs;        // causal, one CTA per pair of query blocks (m, n_mblocks - 1 - m) of one head
     int lpt_units;    // causal, > 0: longest block first within chunks of this many (split, batch, head) units
+    int pair_units;   // CAUSAL_PERSIST: the pairs a persistent grid strides over (0: a CTA per pair)
     float scale_log2;
 };
 
@@ -177,7 +188,9 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 // Keeps the compiler from moving accumulator reads/writes across the asynchronous region (CUTLASS's
 // warpgroup_fence_operand): without it ptxas may serialise wgmma (C7515) or read registers in flight.
 template <int R>
@@ -211,73 +224,174 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // ---- generated by scripts/gen_wgmma_wrappers.py --ss 64,80,96,128,176,192 --rs 64,128,256 (do not edit by hand)
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                 "%32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_ss_n80(float (&d)[40], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, "
-                 "%40, %41, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+                 "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_ss_n96(float (&d)[48], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
-                 "%48, %49, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+                 "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, "
+                 "1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                 "%64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_ss_n176(float (&d)[88], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, "
-                 "%88, %89, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+                 "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, "
+                 "%71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, %88, %89, p, "
+                 "1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+                   "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),
+                   "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+                   "+f"(d[86]), "+f"(d[87])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_ss_n192(float (&d)[96], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
-                 "%96, %97, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, "
+                 "%71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
+                 "%91, %92, %93, %94, %95}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+                   "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),
+                   "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+                   "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]),
+                   "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                 "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                 "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, "
+                 "1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
 __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-                 "{%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, "
+                 "%71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, "
+                 "%91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, "
+                 "%109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "
+                 "%125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+                   "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),
+                   "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+                   "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]),
+                   "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
+                   "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]),
+                   "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
+                   "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+                   "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
@@ -301,6 +415,44 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[
     else if constexpr (N == 256) wgmma_rs_n256(d, a, db, scale_d);
     else static_assert(N == 64, "no generated RS wrapper for this N");
 }
+
+// ---- timeline (TIMELINE=1 builds only): one record of 16 words per (CTA, tile, consumer), read by
+// attn_timeline(); the layout is scripts/tile_timeline.py's: globaltimer at entry and after the epilogue, the
+// SM cycles from entry to Q arrived, S_0 done, block 0's softmax done, loop done, last PV done, epilogue done,
+// then blockIdx, smid, tile index in the CTA, consumer, query block, key blocks.
+#if TIMELINE
+constexpr unsigned kTimelineMax = 1u << 18;
+__device__ uint32_t g_timeline[kTimelineMax * 16];
+__device__ unsigned int g_timeline_n;
+struct TileClock {
+    uint64_t gt0;
+    long long c0;
+    uint32_t c[6];
+    __device__ __forceinline__ static uint64_t now_ns() {
+        uint64_t t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        return t;
+    }
+    __device__ __forceinline__ void start() { gt0 = now_ns(); c0 = clock64(); }
+    __device__ __forceinline__ void mark(int i) { c[i] = (uint32_t)(clock64() - c0); }
+    __device__ __forceinline__ void write(int k, int wq, int m_block, int n_iter) {
+        const uint64_t gt1 = now_ns();
+        uint32_t smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const unsigned idx = atomicAdd(&g_timeline_n, 1u);
+        if (idx >= kTimelineMax) return;
+        uint32_t* r = g_timeline + 16ull * idx;
+        r[0] = (uint32_t)gt0; r[1] = (uint32_t)(gt0 >> 32); r[2] = (uint32_t)gt1; r[3] = (uint32_t)(gt1 >> 32);
+        for (int i = 0; i < 6; ++i) r[4 + i] = c[i];
+        r[10] = blockIdx.x; r[11] = smid; r[12] = k; r[13] = wq; r[14] = m_block; r[15] = n_iter;
+    }
+};
+#define TL_START() tl.start()
+#define TL_MARK(i) tl.mark(i)
+#else
+#define TL_START() ((void)0)
+#define TL_MARK(i) ((void)0)
+#endif
 
 // ---- which tile a CTA computes, and which key blocks it visits
 struct Tile {
@@ -348,6 +500,22 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     return t;
 }
 
+// The j-th tile of this CTA: blockIdx.x + j * gridDim.x, or -1 past the last. CAUSAL_PERSIST (p.pair_units > 0):
+// the CTA strides over pairs of a paired grid, the long tile u then its short partner u + pair_units (-2 where a
+// pair has none), so a persistent CTA's producer runs into the next pair while the consumers finish this one.
+#if CAUSAL_PERSIST
+__device__ __forceinline__ int cta_tile(const Params& p, int j, int n_tiles) {
+    if (p.pair_units > 0) {
+        const int u = blockIdx.x + (j >> 1) * gridDim.x;
+        if (u >= p.pair_units) return -1;
+        const int id = (j & 1) ? u + p.pair_units : u;
+        return id < n_tiles ? id : -2;
+    }
+    const int id = blockIdx.x + j * gridDim.x;
+    return id < n_tiles ? id : -1;
+}
+#endif
+
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
 // are never visited (row i sees keys j <= i + seqlen_k - seqlen_q).
 template <class C>
@@ -383,14 +551,16 @@ __device__ __forceinline__ uint32_t phase_of(int i) {
 // consumers need K_j (for S_j) before V_{j-1} (for the PV GEMM issued right after it).
 // ================================================================================================
 template <class C>
-__device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, int n, int i, uint32_t sK, const Bars& bar) {
+__device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, int n, int i, uint32_t sK,
+                                       const Bars& bar) {
     const int s = stage_of<C>(i);
     mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
     tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
-__device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV, const Bars& bar) {
+__device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV,
+                                       const Bars& bar) {
     const int s = stage_of<C>(i);
     mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
@@ -454,10 +624,12 @@ __device__ __forceinline__ void sched_arrive(int wq) {
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 template <class C>
 __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
-    const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw), klo = (uint32_t)desc_kmajor(sKs);
+    const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw),
+                   klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
     for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
-        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4, ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
+        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4,
+                       ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
         wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
     }
 }
@@ -528,7 +700,8 @@ __device__ __forceinline__ void pack_p(const float (&sc)[C::BN / 2], uint32_t (&
 #pragma unroll
     for (int j = 0; j < C::BN / 8; ++j)
 #pragma unroll
-        for (int hf = 0; hf < 2; ++hf) pa[j >> 1][2 * (j & 1) + hf] = pack_bf16(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]);
+        for (int hf = 0; hf < 2; ++hf)
+            pa[j >> 1][2 * (j & 1) + hf] = pack_bf16(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]);
 }
 
 template <class C>
@@ -582,7 +755,8 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
 #pragma unroll
             for (int j = 0; j < D / 8; ++j) {
-                const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4) + (lane & 3) * 4;
+                const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4)
+                                      + (lane & 3) * 4;
                 const uint32_t val = pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
                 asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(val) : "memory");
             }
@@ -609,7 +783,8 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
             float* op = p.o_part + (part_row0 + row) * D + col0;
 #pragma unroll
             for (int j = 0; j < D / 8; ++j)
-                *reinterpret_cast<float2*>(op + 8 * j) = make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
+                *reinterpret_cast<float2*>(op + 8 * j) =
+                    make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
             if ((lane & 3) == 0) p.lse_part[part_row0 + row] = lse_row[hf];
         }
         named_barrier_sync(1 + wq, 128);     // every warp's last QK^T has read this Q buffer
@@ -641,7 +816,12 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     float alpha[2] = {1.f, 1.f};
     const int buf = tile_iter % C::Q_BUFS;
     sQw += buf * C::NWG * C::Q_WG_BYTES;
+#if TIMELINE
+    TileClock tl;
+#endif
+    TL_START();
     mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
+    TL_MARK(0);
     it = __shfl_sync(0xffffffffu, it, 0);
     range.x = __shfl_sync(0xffffffffu, range.x, 0);
     range.y = __shfl_sync(0xffffffffu, range.y, 0);
@@ -667,9 +847,11 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<0>();
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s0));
+            TL_MARK(1);
             mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             pack_p<C>(sc, pa);
+            TL_MARK(2);
         }
         for (int i = 1; i < n_iter; ++i) {
             const int n = range.y - 1 - i;
@@ -702,6 +884,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         }
         // ---- last PV
+        TL_MARK(3);
         const int sl = stage_of<C>(it + n_iter - 1);
         if constexpr (C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         mbar_wait(bar.v_full(sl), phase_of<C>(it + n_iter - 1));   // the last PV takes no pingpong turn
@@ -712,9 +895,19 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         wgmma_wait<0>();
         fence_regs(o);
         if (lane == 0) mbar_arrive(bar.v_empty(sl));
+        TL_MARK(4);
     }
+#if TIMELINE
+    else {
+        for (int i = 1; i < 5; ++i) tl.c[i] = tl.c[0];
+    }
+#endif
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
     epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending);
+#if TIMELINE
+    TL_MARK(5);
+    if (ltid == 0) tl.write(tile_iter, wq, t.m_block, n_iter);
+#endif
 }
 
 
@@ -761,12 +954,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int it = 0;
-            for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
+#if CAUSAL_PERSIST
+            for (int j = 0, k = 0, tile; (tile = cta_tile(p, j, n_tiles)) != -1; ++j) {
+                if (tile < 0) continue;
+#else
+            for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+#endif
                 const Tile t = tile_of(p, tile);
                 const int2 range = key_blocks<C>(p, t.m_block, t.split);
                 produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
-                tile += gridDim.x;
+                ++k;
             }
         }
     } else {
@@ -774,12 +972,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         const int wq = wg - 1;
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
-        for (int k = 0, tile = blockIdx.x; tile < n_tiles; ++k) {
+#if CAUSAL_PERSIST
+        for (int j = 0, k = 0, tile; (tile = cta_tile(p, j, n_tiles)) != -1; ++j) {
+            if (tile < 0) continue;
+#else
+        for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+#endif
             const Tile t = tile_of(p, tile);
             const int2 range = key_blocks<C>(p, t.m_block, t.split);
             consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
             it += max(0, range.y - range.x);
-            tile += gridDim.x;
+            ++k;
         }
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
@@ -914,7 +1117,8 @@ template <class C>
 int launch(const Call& a, cudaStream_t stream) {
     static int sms = 0;
     if (sms == 0) {
-        cudaError_t e = cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        cudaError_t e =
+            cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
         if (e != cudaSuccess) return e;
         int dev = 0;
         if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
@@ -966,6 +1170,10 @@ int launch(const Call& a, cudaStream_t stream) {
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
+    if (CAUSAL_PERSIST && p.pairs) {   // the pairs' equal work makes a static stride balanced
+        p.pair_units = (int)ctas_launched;
+        if (ctas_launched > sms) ctas_launched = sms;
+    }
     // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
     // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
     // CAUSAL_ORDER 2 keeps LPT inside chunks of heads that fit (a kv head's K/V serves its query group)
@@ -993,7 +1201,8 @@ inline int sm_count() {
     static int sms = 0;
     if (sms == 0) {
         int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
             sms = 132;
     }
     return sms;
@@ -1047,3 +1256,19 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         default: return launch<Cfg256>(a, stream);
     }
 }
+
+#if TIMELINE
+// Copies up to max_records timeline records (16 words each) of the launches since the last call into host memory
+// and starts a new count; returns the records written since the last call, or a negated CUDA error.
+extern "C" int attn_timeline(uint32_t* host_dst, int max_records) {
+    unsigned int n = 0, zero = 0;
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpyFromSymbol(&n, g_timeline_n, sizeof n);
+    const unsigned kept = n < kTimelineMax ? n : kTimelineMax;
+    const unsigned copy = max_records < 0 ? 0u : (kept < (unsigned)max_records ? kept : (unsigned)max_records);
+    if (e == cudaSuccess && copy > 0 && host_dst)
+        e = cudaMemcpyFromSymbol(host_dst, g_timeline, (size_t)copy * 16 * sizeof(uint32_t));
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(g_timeline_n, &zero, sizeof zero);
+    return e == cudaSuccess ? (int)n : -(int)e;
+}
+#endif
