@@ -21,7 +21,7 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, MAX_SPLITS; TIMELINE=1 (diagnostic: per-tile
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
 //   timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
