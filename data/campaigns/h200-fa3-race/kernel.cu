@@ -21,7 +21,7 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, MAX_SPLITS; TIMELINE=1 (diagnostic: per-tile
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
 //   timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
@@ -67,10 +67,13 @@
 #define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
 #endif
 #ifndef CAUSAL_PERSIST
-#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,1}  paired causal grids persistent, striding the pairs
+#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,32}  paired causal grids of <= N query blocks persistent
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
+#endif
+#ifndef SPLIT_WAVES
+#define SPLIT_WAVES 1       // @knob SPLIT_WAVES 0 {0,1}  1: split the keys only when the grid is under one wave
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
@@ -508,8 +511,11 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j, int n_tiles) {
     if (p.pair_units > 0) {
         const int u = blockIdx.x + (j >> 1) * gridDim.x;
         if (u >= p.pair_units) return -1;
-        const int id = (j & 1) ? u + p.pair_units : u;
-        return id < n_tiles ? id : -2;
+        if (!(j & 1)) return u;
+        // the short partner of the same head, so each pair is n + 1 blocks also for odd n (tile_of's halves
+        // differ by one block per head then: P = n - n/2 long, P2 = n/2 short); the middle block has none
+        const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = u % P;
+        return r < P2 ? p.pair_units + (u / P) * P2 + r : -2;
     }
     const int id = blockIdx.x + j * gridDim.x;
     return id < n_tiles ? id : -1;
@@ -1094,6 +1100,10 @@ int ensure_workspace(size_t bytes) {
 // Number of key splits: minimise waves x blocks-per-CTA, with a small charge for the merge.
 int choose_splits(long long ctas, int max_blocks, int slots) {
     if (!SPLIT_KV || ctas <= 0 || max_blocks < 2) return 1;
+    // a grid of a wave or more gains little balance from splits and pays fp32 partials, a combine pass and, when
+    // causal, CTAs with no key block (SPLIT_WAVES; the tile timeline of B_h28x4_d128_c1_s8k: 2 splits, half of
+    // its 7168 tiles empty)
+    if (SPLIT_WAVES && ctas >= slots) return 1;
     int best = 1;
     double best_cost = 1e30;
     for (int s = 1; s <= MAX_SPLITS && s <= max_blocks; ++s) {
@@ -1170,7 +1180,9 @@ int launch(const Call& a, cudaStream_t stream) {
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
-    if (CAUSAL_PERSIST && p.pairs) {   // the pairs' equal work makes a static stride balanced
+    // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
+    // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
+    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= CAUSAL_PERSIST) {   // pairs of equal work: a balanced stride
         p.pair_units = (int)ctas_launched;
         if (ctas_launched > sms) ctas_launched = sms;
     }
