@@ -8,11 +8,12 @@
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal non-persistent with mirrored pairs of query blocks (>= 1024
 //   tiles under 128 blocks), else longest block first in chunks of heads whose K/V fit in L2 (FA3's LPT order);
-//   split keys under a wave, merged by combine_kernel;
+//   split keys only for grids under a wave (v9: the wave cost model had split 19 large grids), merged by
+//   combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (H200, device time, `workbench check <this> --suite full --anchors fa3,cudnn,fa2`): v6 0.953x FA3
-// (A 0.916 B 0.908 C 0.908 D 1.136); v8 0.972 (A 0.921 B 0.924 C 0.934 D 1.166), campaign h200-fa3-race run 18.
+// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race): v8 0.972x FA3 (run 18);
+// v9 (SPLIT_WAVES 1) 0.984 (A 0.936 B 0.927 C 0.970 D 1.172), run 25 of docs/kernel_ladder.md.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
