@@ -73,7 +73,7 @@
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
 #ifndef SPLIT_WAVES
-#define SPLIT_WAVES 1       // @knob SPLIT_WAVES 0 {0,1}  1: split the keys only when the grid is under one wave
+#define SPLIT_WAVES 1       // @knob SPLIT_WAVES 1 {0,1}  1: split the keys only when the grid is under one wave
 #endif
 #ifndef SHORT_KEYS
 #define SHORT_KEYS 1        // @knob SHORT_KEYS 1 {0,1}         at most 80 keys: an 80-key block, not 128-192
