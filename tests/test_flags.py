@@ -58,6 +58,7 @@ def test_a_margin_over_the_best_anchor_can_be_asked_for():
 def test_the_campaigns_first_evaluation_flags_1_row_where_it_flagged_22():
     pq = pytest.importorskip("pyarrow.parquet")
     table = pq.read_table(EVALUATION).to_pandas()
+    table = table[table["eval_id"] == table["eval_id"].iloc[0]]      # the first evaluation; later ones follow it
     assert len(table) == 182 and table["suite_flags"].iloc[0].startswith("near_ceiling:22")
     rows = [ScenarioResult(scenario=SHAPES[r.scenario].to_dict(), status="passed", stats=timed(r.us_median),
                            reference_stats={"fa3": timed(r.us_median * r.speedup_vs_fa3),
