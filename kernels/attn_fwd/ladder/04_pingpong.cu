@@ -525,8 +525,8 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
 }
 template <class Body>
 __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
-    const int c = blockIdx.x, g = gridDim.x;   // c < g: every CTA has a first tile (unit)
-    const int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c + g - 1) / g) : (n_tiles - c + g - 1) / g;
+    const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
+    const int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
         if (tile >= 0) body(tile_of(p, tile), k++);
