@@ -1,0 +1,185 @@
+"""Rung 04's CAUSAL_PERSIST tile walk on the CPU: the real cta_walk, cta_tile and tile_of, cut out of the .cu and
+compiled for the host, visit every query block of every head once, in the order the kernel's pairing promises;
+and the CAUSAL_PERSIST=32 build spills nothing (ptxas -v), which a walk whose loop exits on cta_tile's result did."""
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = ROOT / "kernels" / "attn_fwd" / "ladder" / "04_pingpong.cu"
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (host build of the tile walk)")
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+
+# The host side of the walk: blockIdx/gridDim are globals the driver sets per CTA; CUDA's qualifiers vanish.
+PRELUDE = """#include <algorithm>
+#include <cstdio>
+using std::min;
+#define __device__
+#define __forceinline__ inline
+struct HostDim { unsigned x; };
+static HostDim blockIdx, gridDim;
+"""
+# stdin: one case a line (n_mblocks n_splits batch heads_q group causal pairs lpt_units pair_units grid);
+# stdout: per case "case N", then per CTA and tile "cta k m_block split bh b h hk" of cta_walk's body calls.
+DRIVER = """
+int main() {
+    Params p{};
+    int grid, n = 0;
+    while (scanf("%d %d %d %d %d %d %d %d %d %d", &p.n_mblocks, &p.n_splits, &p.batch, &p.heads_q, &p.group,
+                 &p.causal, &p.pairs, &p.lpt_units, &p.pair_units, &grid) == 10) {
+        printf("case %d\\n", n++);
+        const int n_tiles = p.n_mblocks * p.n_splits * p.batch * p.heads_q;
+        gridDim.x = grid;
+        for (int c = 0; c < grid; ++c) {
+            blockIdx.x = c;
+            cta_walk(p, n_tiles, [&](const Tile& t, int k) {
+                printf("%d %d %d %d %d %d %d %d\\n", c, k, t.m_block, t.split, t.bh, t.b, t.h, t.hk);
+            });
+        }
+    }
+    return 0;
+}
+"""
+
+
+def braced(src: str, start: str, tail: str = "") -> str:
+    """The text from `start` through its matching closing brace (plus `tail`, e.g. a struct's ';')."""
+    at = src.index(start)
+    depth, i = 0, src.index("{", at)
+    while True:
+        depth += {"{": 1, "}": -1}.get(src[i], 0)
+        if depth == 0:
+            return src[at:i + 1] + tail
+        i += 1
+
+
+def host_walk_source() -> str:
+    src = KERNEL.read_text()
+    persist = re.search(r"#if CAUSAL_PERSIST\n(__device__ __forceinline__ int cta_tile.*?)#endif\n", src, re.S)
+    assert persist, "04_pingpong.cu: no `#if CAUSAL_PERSIST` block starting with cta_tile"
+    parts = [braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
+             braced(src, "__device__ __forceinline__ Tile tile_of("), persist.group(1)]
+    return PRELUDE + "\n".join(parts) + DRIVER
+
+
+@pytest.fixture(scope="module")
+def walker(tmp_path_factory):
+    work = tmp_path_factory.mktemp("walk")
+    (work / "walk.cpp").write_text(host_walk_source())
+    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-o", "walk", "walk.cpp"], cwd=work,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    return work / "walk"
+
+
+def walk(walker, cases: list[dict]) -> list[dict[int, list[tuple]]]:
+    """Per case: CTA -> [(k, m_block, split, bh, b, h, hk), ...] in the order cta_walk hands them out."""
+    keys = ("n_mblocks", "n_splits", "batch", "heads_q", "group", "causal", "pairs", "lpt_units", "pair_units", "grid")
+    stdin = "".join(" ".join(str(c[k]) for k in keys) + "\n" for c in cases)
+    run = subprocess.run([str(walker)], input=stdin, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    out: list[dict[int, list[tuple]]] = []
+    for line in run.stdout.splitlines():
+        if line.startswith("case"):
+            out.append({})
+            continue
+        cta, *rest = map(int, line.split())
+        out[-1].setdefault(cta, []).append(tuple(rest))
+    assert len(out) == len(cases)
+    return out
+
+
+def paired_case(n, batch, heads_q, group, sms, persist):
+    """A causal paired grid as launch() sets it up: n_splits 1, P = n - n/2 pairs per head, persistent: the grid
+    strides over those pairs with at most `sms` CTAs; else a CTA per pair (its tiles c and c + grid)."""
+    units = (n - n // 2) * batch * heads_q
+    return dict(n_mblocks=n, n_splits=1, batch=batch, heads_q=heads_q, group=group, causal=1, pairs=1, lpt_units=0,
+                pair_units=units if persist else 0, grid=min(units, sms) if persist else units)
+
+
+def expected_pair_walk(c, case):
+    """The promised order (must match cta_tile's comment): units u = c, c + grid, ...; of each, the long block
+    n-1-r of head bh = u / P (r = u % P), then the short block r of the same head unless r is odd n's middle."""
+    n, grid, heads = case["n_mblocks"], case["grid"], case["heads_q"]
+    P, P2 = n - n // 2, n // 2
+    seq = []
+    for u in range(c, case["pair_units"], grid):
+        bh, r = divmod(u, P)
+        seq.append((n - 1 - r, bh))
+        if r < P2:
+            seq.append((r, bh))
+    return [(k, m, 0, bh, bh // heads, bh % heads, bh % heads // case["group"]) for k, (m, bh) in enumerate(seq)]
+
+
+def assert_every_tile_once(case, ctas):
+    tiles = [(m, split, bh) for seq in ctas.values() for (_, m, split, bh, *_) in seq]
+    want = {(m, s, bh) for m in range(case["n_mblocks"]) for s in range(case["n_splits"])
+            for bh in range(case["batch"] * case["heads_q"])}
+    assert len(tiles) == len(set(tiles)) and set(tiles) == want, case
+    for seq in ctas.values():
+        assert [k for k, *_ in seq] == list(range(len(seq))), case   # k: the Q barriers' phase counter
+        for _, m, split, bh, b, h, hk in seq:
+            assert (b, h, hk) == (bh // case["heads_q"], bh % case["heads_q"], bh % case["heads_q"] // case["group"])
+
+
+PAIRED = [(n, batch, heads, group, sms) for n in (2, 3, 4, 5, 7, 8, 16, 31, 32) for batch, heads, group in
+          ((1, 1, 1), (1, 3, 1), (2, 5, 5), (4, 8, 2), (3, 28, 7)) for sms in (1, 7, 132)]
+
+
+@needs_gxx
+def test_persistent_pairs_walk_the_promised_order_and_cover_every_block_once(walker):
+    cases = [paired_case(*shape, persist=True) for shape in PAIRED]
+    for case, ctas in zip(cases, walk(walker, cases)):
+        assert_every_tile_once(case, ctas)
+        assert sorted(ctas) == list(range(case["grid"])), case   # every CTA has work: grid <= pair units
+        for c, seq in ctas.items():
+            assert seq == expected_pair_walk(c, case), (case, c)
+
+
+@needs_gxx
+def test_non_persistent_grids_keep_one_tile_per_cta_or_pair_and_the_stride(walker):
+    """CAUSAL_PERSIST builds send every grid through cta_walk: a CTA per pair (n over the limit), causal LPT
+    chunks, and the non-causal persistent stride must stay what they were (tiles c, c + grid, ...)."""
+    cases = [paired_case(*shape, persist=False) for shape in PAIRED[::4]]
+    for n, splits, batch, heads, lpt, sms in ((5, 1, 2, 3, 6, 132), (9, 2, 1, 4, 8, 132), (4, 1, 3, 2, 0, 5)):
+        tiles = n * splits * batch * heads
+        cases.append(dict(n_mblocks=n, n_splits=splits, batch=batch, heads_q=heads, group=1, causal=int(sms > 100),
+                          pairs=0, lpt_units=lpt, pair_units=0, grid=tiles if sms > 100 else sms))
+    for case, ctas in zip(cases, walk(walker, cases)):
+        assert_every_tile_once(case, ctas)
+        tiles = case["n_mblocks"] * case["n_splits"] * case["batch"] * case["heads_q"]
+        for c, seq in ctas.items():
+            assert len(seq) == len(range(c, tiles, case["grid"])), (case, c)
+        if case["pairs"]:   # tile_of's halves: CTA c runs long block n-1-c%P of head c/P, then short c%P2 of c/P2
+            n = case["n_mblocks"]
+            P, P2 = n - n // 2, n // 2
+            for c, seq in ctas.items():
+                assert [(m, bh) for _, m, _, bh, *_ in seq] == [(n - 1 - c % P, c // P), (c % P2, c // P2)][:len(seq)]
+
+
+def test_producer_and_consumers_take_their_tiles_from_the_same_walk():
+    """Both roles' loops must be cta_walk under CAUSAL_PERSIST, or their tile (and Q phase) sequences may part."""
+    kernel = braced(KERNEL.read_text(), "attn_wgmma_kernel(const __grid_constant__")
+    persist_loops = re.findall(r"#if CAUSAL_PERSIST\n\s*(.*)\n", kernel)
+    assert persist_loops == ["cta_walk(p, n_tiles, [&](const Tile& t, int k) {"] * 2, persist_loops
+
+
+@needs_nvcc
+@pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32"], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1"]])
+def test_causal_persist_build_spills_nothing(tmp_path, defines):
+    """Before cta_walk fixed its trip count every instantiation spilled 48-108 bytes (stores) in the producer."""
+    build = subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin",
+                            "-Xptxas", "-v", *defines, "-o", str(tmp_path / "k.cubin"), str(KERNEL)],
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    spills, kernel = {}, None
+    for line in build.stderr.splitlines():
+        if "Compiling entry function" in line:
+            kernel = re.search(r"Cfg(I\w+?)EEEEv", line).group(1) if "attn_wgmma_kernel" in line else None
+        elif kernel and "spill stores" in line:
+            spills[kernel] = tuple(map(int, re.findall(r"(\d+) bytes spill", line)))
+    assert len(spills) == 8, spills   # Cfg64, Cfg64c, Cfg64w3, Cfg64s, Cfg128, Cfg128c, Cfg128s, Cfg256
+    assert all(s == (0, 0) for s in spills.values()), spills
