@@ -39,7 +39,7 @@ from workbench.harness.timing import TIMING_VERSION, Timer
 from workbench.harness.timing_proof import profile_samples_from_env
 from workbench.harness.warm_scenario import warm_scenario
 from workbench.harness.timing_cache import TimingCache, anchor_impl
-from workbench.harness.verify import Verifier, synchronize
+from workbench.harness.verify import Verifier, original_mismatch, synchronize
 
 _out = None
 
@@ -126,6 +126,7 @@ class ScenarioRun:
         self.baseline = BaselineRole(job, problem.tolerances, cache, self.own, self.device, self.judge, timer=timer,
                                      shapes=[problem.definition.scenario(r) for r in job.get("scenarios", [])])
         self.spent: dict[str, float] = {}    # seconds per baseline/anchor timed afresh in the current scenario
+        self.rows_s: dict[str, float] = {}   # seconds of the baseline's first call made for its rows alone
         self.plans: anchor_plans.PlanLanes | None = None   # lanes of the anchors that keep plans per thread
 
     def original_rows(self, s: Scenario, verifier: Verifier, baseline):
@@ -253,8 +254,7 @@ class ScenarioRun:
         if baseline is None or self.job.get("baseline") is None:
             return True
         timing = self.baseline.timing(s, baseline, sets, result.stats, self.time_kernel)
-        if self.baseline.spent_s:
-            self.spent["original"] = self.baseline.spent_s
+        self._note_baseline_seconds()
         if timing.foreign:
             result.status, result.reason, result.detail = FAILED, "foreign_kernel", "the baseline: " + timing.foreign
             return False
@@ -264,12 +264,43 @@ class ScenarioRun:
             result.reference_stats["original"] = timing.stats
         return True
 
+    def _note_baseline_seconds(self) -> None:
+        """The baseline's seconds so far: timing work into `spent` (the ETA's and `timed now`), a first call made
+        only for the rows (its timing cached) into `rows_s`: that is no timing, and the progress says so apart."""
+        self.spent.pop("original", None)
+        self.rows_s.pop("original", None)     # a first call counted as rows may have become the timing's since
+        if self.baseline.spent_s:
+            self.spent["original"] = self.baseline.spent_s
+        if self.baseline.rows_s > 1e-9:
+            self.rows_s["original"] = self.baseline.rows_s
+
+    def matches_original(self, result: ScenarioResult, s: Scenario, baseline, first_outputs) -> bool:
+        """The candidate's outputs on the first fixed seed (kept by the verification) against the original
+        kernel's rows on it, computed now when the cache lacks them; False, with the result failed
+        (`mismatch_original`), when they differ beyond tolerance."""
+        original = self.original_rows(s, None, baseline)
+        self._note_baseline_seconds()
+        if original is None or first_outputs is None:
+            return True
+        detail = original_mismatch(self.judge, self.problem.tolerances, s, first_outputs, original,
+                                   self.problem.tolerances.seeds[0])
+        if detail:
+            result.status, result.reason, result.detail, result.stats = FAILED, "mismatch_original", detail, None
+        return not detail
+
     def run(self, s: Scenario, candidate, baseline) -> ScenarioResult:
+        """Verify the candidate, time it, then everything of the baseline and the anchors. Nothing of the
+        baseline runs before the candidate's timing has ended, whatever the cache holds: where the cache lacks
+        the original's rows, its first call (seconds long on the large shapes, a plain recorded call) was made
+        before the candidate's verification, so the candidate was timed after it in that cache state only (the
+        campaign's C_s100 shapes read ~3 us slower then, H200 2026-12-02, evaluation f3567d3d525b). The candidate
+        is compared with the original's rows after its timing, on its outputs of the first fixed seed kept by the
+        verification (a candidate that differs fails `mismatch_original` then, its timing discarded)."""
         problem, tol = self.problem, self.problem.tolerances
-        self.spent, self.baseline.spent_s = {}, 0.0
+        self.spent, self.rows_s, self.baseline.spent_s, self.baseline.rows_s = {}, {}, 0.0, 0.0
         verifier = Verifier(s, self.device, tol, self.fresh_seed, self.judge)
-        original = self.original_rows(s, verifier, baseline)
-        outcome = verifier.run(candidate, original)
+        compares = baseline is not None and self.baseline.compares()
+        outcome = verifier.run(candidate, keep_first=compares)
         result = ScenarioResult(scenario=s.to_dict(), status=PASSED if outcome.passed else FAILED,
                                 reason=outcome.reason, detail=outcome.detail, rel_l2_err=outcome.rel_l2_err,
                                 max_abs_err=outcome.max_abs_err, lse_err=outcome.lse_err)
@@ -283,9 +314,11 @@ class ScenarioRun:
                                                                               verifier.out):
             return result
         seeds, refs, sets = self.timing_inputs(s, verifier)
+        first_outputs = verifier.first_outputs
         del verifier
         if not timing:
-            self.anchor_errors_only(result, s, sets, refs)
+            if self.matches_original(result, s, baseline, first_outputs):
+                self.anchor_errors_only(result, s, sets, refs)
             return result
         result.stats, timed_problem = self.time_kernel(candidate, s, sets)
         if timed_problem:
@@ -294,6 +327,9 @@ class ScenarioRun:
         if own_late and not self.own_kernels_only(result, candidate, s, sets[0],
                                                   self.judge.Outputs(s, self.device, 16)):
             return result
+        if not self.matches_original(result, s, baseline, first_outputs):
+            return result
+        del first_outputs
         for x, seed in zip(sets, seeds):   # back to the contents `refs` describe (anchor errors use them)
             x.fill(seed)
         if self.add_baseline(result, s, baseline, sets):
@@ -369,7 +405,8 @@ def main() -> int:
         finally:
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
-        emit("result", result=result.to_dict(), spent=runner.spent)   # its cache entries are on disk already
+        emit("result", result=result.to_dict(), spent=runner.spent,   # its cache entries are on disk already
+             rows_s=runner.rows_s)
         if request.fail_fast and result.status == FAILED:
             break
     if runner.plans is not None:
