@@ -22,7 +22,7 @@ from workbench.harness import first_replay
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing_cache import original_impl
-from workbench.harness.verify import default_judge, rows_for_seed
+from workbench.harness.verify import default_judge, original_mismatch, rows_for_seed
 
 
 @dataclass
@@ -121,6 +121,21 @@ class BaselineRole:
         ref = self.judge.reference_from_output(out.tensors, rows)
         self.cache.save_tensor(key, ref.to_cache())
         return ref
+
+    def mismatch(self, s: Scenario, baseline, first_outputs) -> str:
+        """'' when a candidate's outputs on the first fixed seed (kept by its verification) are within tolerance of
+        this baseline's rows on it (made now when the cache lacks them: after the candidate's timing), else the
+        detail line of `mismatch_original`."""
+        original = self.rows(s, baseline)
+        if original is None or first_outputs is None:
+            return ""
+        return original_mismatch(self.judge, self.tol, s, first_outputs, original, self.tol.seeds[0])
+
+    def seconds(self) -> tuple[dict, dict]:
+        """This scenario's baseline seconds: ({'original': timing work}, {'original': a first call made for the
+        rows alone, its timing cached}), each empty where there were none."""
+        return ({"original": self.spent_s} if self.spent_s else {},
+                {"original": self.rows_s} if self.rows_s > 1e-9 else {})
 
     def timing(self, s: Scenario, baseline, sets: list, candidate_stats: Optional[Stats],
                time_kernel: Callable) -> BaselineTiming:

@@ -35,11 +35,12 @@ from workbench.harness.problem import Problem
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timed_rows import TimedRows
-from workbench.harness.timing import TIMING_VERSION, Timer
+from workbench.harness.timing import Timer
 from workbench.harness.timing_proof import profile_samples_from_env
 from workbench.harness.warm_scenario import warm_scenario
+from workbench.harness.worker_start import environment, warm_up
 from workbench.harness.timing_cache import TimingCache, anchor_impl
-from workbench.harness.verify import Verifier, original_mismatch, synchronize
+from workbench.harness.verify import Verifier, synchronize
 
 _out = None
 
@@ -77,40 +78,6 @@ def enter_sandbox(job: dict, cache: TimingCache, versions: dict, anchors: dict, 
         cache.stage_writes(contained.cache_dir)
     versions["sandbox"] = contained.summary
     return contained.notices
-
-
-def warm_up(device: str, anchors: dict, judge) -> None:
-    """Load what torch, the profiler and the anchors load lazily on first use (cuBLAS, cuBLASLt, cuDNN engines,
-    CUPTI) while the worker still runs as the user who can read them."""
-    from workbench.harness import activity
-
-    for dtype in (torch.float32, torch.bfloat16):
-        a = torch.randn(64, 64, device=device, dtype=dtype)
-        (a @ a).float().softmax(-1).sum().item()
-    small = judge.WARM_UP
-    x = judge.Inputs.allocate(small, device)
-    x.fill(1)
-    for anchor, _ in anchors.values():
-        try:
-            anchor(x, small)
-        except Exception:           # an anchor that refuses the shape is judged later, per scenario
-            pass
-    torch.cuda.synchronize()
-    if not activity.unavailable(device):
-        with activity.recording(device):
-            torch.zeros(1, device=device).add_(1)
-            torch.cuda.synchronize()
-
-
-def environment(device: str, anchor_versions: dict) -> tuple[str, dict]:
-    versions = {"torch": torch.__version__, "timing": TIMING_VERSION,
-                **{f"anchor_{k}": v for k, v in anchor_versions.items()}}
-    if device.startswith("cuda"):
-        props = torch.cuda.get_device_properties(0)
-        versions["cuda_runtime"] = torch.version.cuda
-        versions["sms"] = props.multi_processor_count
-        return props.name, versions
-    return "cpu", versions
 
 
 class ScenarioRun:
@@ -265,37 +232,25 @@ class ScenarioRun:
         return True
 
     def _note_baseline_seconds(self) -> None:
-        """The baseline's seconds so far: timing work into `spent` (the ETA's and `timed now`), a first call made
-        only for the rows (its timing cached) into `rows_s`: that is no timing, and the progress says so apart."""
-        self.spent.pop("original", None)
-        self.rows_s.pop("original", None)     # a first call counted as rows may have become the timing's since
-        if self.baseline.spent_s:
-            self.spent["original"] = self.baseline.spent_s
-        if self.baseline.rows_s > 1e-9:
-            self.rows_s["original"] = self.baseline.rows_s
+        """Baseline timing work into `spent` (the ETA's, `timed now`), a first call for the rows alone into rows_s."""
+        spent, self.rows_s = self.baseline.seconds()
+        self.spent.pop("original", None)     # a first call counted as rows may have become the timing's since
+        self.spent.update(spent)
 
     def matches_original(self, result: ScenarioResult, s: Scenario, baseline, first_outputs) -> bool:
-        """The candidate's outputs on the first fixed seed (kept by the verification) against the original
-        kernel's rows on it, computed now when the cache lacks them; False, with the result failed
-        (`mismatch_original`), when they differ beyond tolerance."""
-        original = self.original_rows(s, None, baseline)
+        """False, with the result failed (`mismatch_original`), when the candidate differs from the original."""
+        detail = self.baseline.mismatch(s, baseline, first_outputs)
         self._note_baseline_seconds()
-        if original is None or first_outputs is None:
-            return True
-        detail = original_mismatch(self.judge, self.problem.tolerances, s, first_outputs, original,
-                                   self.problem.tolerances.seeds[0])
         if detail:
             result.status, result.reason, result.detail, result.stats = FAILED, "mismatch_original", detail, None
         return not detail
 
     def run(self, s: Scenario, candidate, baseline) -> ScenarioResult:
-        """Verify the candidate, time it, then everything of the baseline and the anchors. Nothing of the
-        baseline runs before the candidate's timing has ended, whatever the cache holds: where the cache lacks
-        the original's rows, its first call (seconds long on the large shapes, a plain recorded call) was made
-        before the candidate's verification, so the candidate was timed after it in that cache state only (the
-        campaign's C_s100 shapes read ~3 us slower then, H200 2026-12-02, evaluation f3567d3d525b). The candidate
-        is compared with the original's rows after its timing, on its outputs of the first fixed seed kept by the
-        verification (a candidate that differs fails `mismatch_original` then, its timing discarded)."""
+        """Verify the candidate, time it, then everything of the baseline and the anchors: nothing of the baseline
+        runs before the candidate's timing has ended, whatever the cache holds. A cache without the original's rows
+        made its first call (seconds long on large shapes) precede the candidate's verification and timing in that
+        state only (C_s100 ~3 us slower, H200 2026-12-02, evaluation f3567d3d525b); the candidate's outputs on the
+        first fixed seed are now compared with the original's rows after its timing (BaselineRole.mismatch)."""
         problem, tol = self.problem, self.problem.tolerances
         self.spent, self.rows_s, self.baseline.spent_s, self.baseline.rows_s = {}, {}, 0.0, 0.0
         verifier = Verifier(s, self.device, tol, self.fresh_seed, self.judge)
