@@ -55,31 +55,44 @@
 #   ray2    2 GPUs: a fresh cache; CANDIDATES (10) variants on a Ray pool of 1 GPU and of 2: throughput, geomeans per
 #           kernel, the cache merged once per node, no privileged candidate code, borrowed_gemm rejected on each GPU
 #   ray2kill  2 GPUs (or 1): one Ray worker SIGKILLed mid-evaluation: judged again once, no result lost
+#   cachestates  tests/test_gpu_cache_states.py (scripts/cache_states.py): 04_pingpong on the C_s100 shapes after the
+#           two 32k B_h16x8_d256 shapes with a whole timing cache, timings only, the long shapes' rows missing, whole
+#           again: each state's medians, clocks and call_us, and the C_s100 median shift (<= 1 us); $OUT/cache_states/
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 WORKBENCH_CACHE=${WORKBENCH_CACHE:-/tmp/wbcache} WORKBENCH_GPU_OUT="$OUT"
 source scripts/gpu_wheels.sh || exit 2
 # timing cache (original kernel + anchors) carried between calls: .gpucache/wbcache.tgz <-> $OUT/wbcache.tgz
 mkdir -p "$WORKBENCH_CACHE"
-# $OUT takes files of at most 16 MiB: a larger cache travels as 15 MiB parts (wbcache.tgz.partNN, two at most, so
-# it fits beside the FA3 wheel in a call's 64 MiB), and past that as its timings alone (the original's output rows
-# are then recomputed by one call per scenario)
+# $OUT takes files of at most 16 MiB: a larger cache travels as 15 MiB parts (wbcache.tgz.partNN). A call carries
+# 64 MiB: the working tree (~16 MiB), the FA3 wheel (27 MiB) and this cache, so it travels whole up to
+# WB_CACHE_MAX_MIB (20); past that with the timings and those of the original's output rows (tensors/) that cost
+# most to recompute per byte, up to the same budget (scripts/cache_trim.py); the rest are recomputed by one call per
+# scenario (a cache without its rows made the campaign's C_s100 shapes read ~3 us slower, 2026-12-02, until the
+# worker made that call after the candidate's timing)
 if [ -z "${WB_CACHE_RESTORED:-}" ]; then
   if ls .gpucache/wbcache.tgz.part* >/dev/null 2>&1; then
     cat .gpucache/wbcache.tgz.part* | tar -xz -C "$WORKBENCH_CACHE"
   elif [ -f .gpucache/wbcache.tgz ]; then tar -xzf .gpucache/wbcache.tgz -C "$WORKBENCH_CACHE"; fi
 fi
 save_cache() {
-  local whole=/tmp/wbcache_whole.tgz size
+  local whole=/tmp/wbcache_whole.tgz skip=/tmp/wbcache_skip.txt size budget=$(( ${WB_CACHE_MAX_MIB:-20} << 20 ))
   rm -f "$OUT"/wbcache.tgz "$OUT"/wbcache.tgz.part*
   tar -czf "$whole" -C "$WORKBENCH_CACHE" --exclude=build . 2>/dev/null || return 0
   size=$(stat -c %s "$whole")
-  if [ "$size" -le $((15 << 20)) ]; then mv "$whole" "$OUT/wbcache.tgz"
-  elif [ "$size" -le $((30 << 20)) ]; then split -b 15m -d "$whole" "$OUT/wbcache.tgz.part"; rm -f "$whole"
-  else
-    tar -czf "$OUT/wbcache.tgz" -C "$WORKBENCH_CACHE" --exclude=build --exclude=tensors . 2>/dev/null
-    echo "# timing cache $((size >> 20)) MiB: saved without its tensors" >&2; rm -f "$whole"
+  if [ "$size" -gt "$budget" ]; then
+    python3 scripts/cache_trim.py "$WORKBENCH_CACHE" $(( budget - (1 << 20) )) > "$skip" || echo ./tensors > "$skip"
+    tar -czf "$whole" -C "$WORKBENCH_CACHE" --exclude=build --exclude-from="$skip" . 2>/dev/null || return 0
+    echo "# timing cache $((size >> 20)) MiB: saved with $(( $(stat -c %s "$whole") >> 20 )) MiB," \
+      "$(grep -c . "$skip") tensors left out" >&2
+    size=$(stat -c %s "$whole")
+    if [ "$size" -gt "$budget" ]; then     # still too large: the timings alone
+      tar -czf "$whole" -C "$WORKBENCH_CACHE" --exclude=build --exclude=tensors . 2>/dev/null || return 0
+      size=$(stat -c %s "$whole"); echo "# timing cache: saved without its tensors" >&2
+    fi
   fi
+  if [ "$size" -le $((15 << 20)) ]; then mv "$whole" "$OUT/wbcache.tgz"
+  else split -b 15m -d "$whole" "$OUT/wbcache.tgz.part"; rm -f "$whole"; fi
 }
 # SMI_LOG=1: the SM clock, power, temperature and clock-event reasons every 250 ms into $OUT/smi.csv (clocks are
 # not locked on these machines: this says what state the GPU was in while a figure was taken)
@@ -122,6 +135,10 @@ for stage in "$@"; do
     devtime)
       python3 -m pytest -m gpu tests/test_gpu_device_time.py -q -s -p no:cacheprovider 2>&1 \
         | tee "$OUT/pytest_devtime.log" | grep -vE "^\[" | tail -40 ;;
+    cachestates)   # the builds and caches stay on the device; the tables and JSON come back in one tgz
+      python3 -m pytest -m gpu tests/test_gpu_cache_states.py -q -s -p no:cacheprovider 2>&1 \
+        | tee "$OUT/pytest_cache_states.log" | grep -vE "^\[" | tail -45
+      ( cd "$OUT" && rm -rf cache_states/caches && tar -czf cache_states.tgz cache_states && rm -rf cache_states ) ;;
     twice)
       python3 -m pytest -m gpu tests/test_gpu.py -k "twice" -q -s -p no:cacheprovider 2>&1 \
         | tee "$OUT/pytest_twice.log" | grep -vE "^\[" | tail -30 ;;

@@ -22,7 +22,7 @@ from workbench.harness import first_replay
 from workbench.harness.result import Stats
 from workbench.harness.scenarios import Scenario
 from workbench.harness.timing_cache import original_impl
-from workbench.harness.verify import default_judge, rows_for_seed
+from workbench.harness.verify import default_judge, original_mismatch, rows_for_seed
 
 
 @dataclass
@@ -31,6 +31,7 @@ class FirstCall:
     foreign: Optional[str]          # a detail line when it ran kernels not its own
     wall_us: Optional[float]        # kernel + synchronize
     stats: Optional[Stats] = None   # the call was also its one timed sample (first_replay.py)
+    seconds: float = 0.0            # what making it took (the call, its recording, a capture)
 
 
 @dataclass
@@ -46,11 +47,16 @@ class BaselineRole:
         self.timer, self.shapes = timer, list(shapes)     # for first_replay: the timer, the run's scenarios
         self.judge = judge or default_judge()
         self.first: dict[str, FirstCall] = {}     # scenario key -> the first call made for its rows
-        self.spent_s = 0.0                        # seconds of baseline work in the current scenario
+        self.spent_s = 0.0                        # seconds of baseline timing in the current scenario
+        self.rows_s = 0.0                         # seconds of a first call made for the rows alone (timing cached)
 
     @property
     def spec(self) -> Optional[dict]:
         return self.job.get("baseline")
+
+    def compares(self) -> bool:
+        """Whether candidates are compared with this baseline's rows (there is one, and it is not the candidate)."""
+        return self.spec is not None and not self.is_candidate()
 
     def is_candidate(self) -> bool:
         candidate = self.job.get("candidate")
@@ -70,9 +76,7 @@ class BaselineRole:
     def _first_call(self, baseline, s: Scenario, x, out) -> FirstCall:
         start = time.perf_counter()
         rc, foreign = self.own.baseline(baseline, s, x, out)
-        call = FirstCall(rc=rc, foreign=foreign, wall_us=self.own.last_call_us)
-        self.spent_s += time.perf_counter() - start
-        return call
+        return FirstCall(rc=rc, foreign=foreign, wall_us=self.own.last_call_us, seconds=time.perf_counter() - start)
 
     def _replayed_first(self, baseline, s: Scenario, x, out) -> Optional[FirstCall]:
         """The first call made as the one timed sample of a call predicted longer than the cap (first_replay.py);
@@ -88,11 +92,12 @@ class BaselineRole:
         record = self.own is not None and self.own.applies(s)
         done = first_replay.first_replay(self.timer, lambda: baseline(x, *out.tensors, s), out.poison, record,
                                          self.device)
-        self.spent_s += time.perf_counter() - start
         if done is None:
+            self.spent_s += time.perf_counter() - start     # a capture (and an upload) that led nowhere
             return None
         foreign = self.own.judge_baseline(done.seen, out, time.perf_counter() - start) if record else None
-        return FirstCall(rc=0, foreign=foreign, wall_us=done.wall_us, stats=done.stats)
+        return FirstCall(rc=0, foreign=foreign, wall_us=done.wall_us, stats=done.stats,
+                         seconds=time.perf_counter() - start)
 
     def rows(self, s: Scenario, baseline):
         """The baseline's output on the first fixed seed, on a few sampled rows (cached on disk)."""
@@ -110,11 +115,27 @@ class BaselineRole:
         out.poison()
         first = self._replayed_first(baseline, s, x, out) or self._first_call(baseline, s, x, out)
         self.first[s.key] = first
+        self.rows_s += first.seconds      # the timing's share when it is timed now (timing() moves it there)
         if first.rc:
             return None
         ref = self.judge.reference_from_output(out.tensors, rows)
         self.cache.save_tensor(key, ref.to_cache())
         return ref
+
+    def mismatch(self, s: Scenario, baseline, first_outputs) -> str:
+        """'' when a candidate's outputs on the first fixed seed (kept by its verification) are within tolerance of
+        this baseline's rows on it (made now when the cache lacks them: after the candidate's timing), else the
+        detail line of `mismatch_original`."""
+        original = self.rows(s, baseline)
+        if original is None or first_outputs is None:
+            return ""
+        return original_mismatch(self.judge, self.tol, s, first_outputs, original, self.tol.seeds[0])
+
+    def seconds(self) -> tuple[dict, dict]:
+        """This scenario's baseline seconds: ({'original': timing work}, {'original': a first call made for the
+        rows alone, its timing cached}), each empty where there were none."""
+        return ({"original": self.spent_s} if self.spent_s else {},
+                {"original": self.rows_s} if self.rows_s > 1e-9 else {})
 
     def timing(self, s: Scenario, baseline, sets: list, candidate_stats: Optional[Stats],
                time_kernel: Callable) -> BaselineTiming:
@@ -131,6 +152,9 @@ class BaselineRole:
         if first is None:        # its rows came from the cache (a new timing version, say): its first call now
             out = self.judge.Outputs(s, self.device, 16)
             first = self._replayed_first(baseline, s, sets[0], out) or self._first_call(baseline, s, sets[0], out)
+        else:                    # the rows' first call is this timing's warm call (or its sample): timing work
+            self.rows_s = max(0.0, self.rows_s - first.seconds)
+        self.spent_s += first.seconds
         if first.foreign:
             return BaselineTiming(foreign=first.foreign)
         if first.rc:   # a user's baseline may refuse a shape: no speedup against it, never a fake one

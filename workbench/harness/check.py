@@ -25,7 +25,7 @@ from typing import Callable, Optional
 from workbench.harness import flags, problems, proc_tree, rep_count, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.build_pair import concurrently
-from workbench.harness.progress_cache import ProgressCache, summary_line
+from workbench.harness.progress_cache import ProgressCache, rows_line, summary_line
 from workbench.harness.resume_rows import ResumeRecord
 from workbench.harness.paths import REPO_ROOT
 from workbench.harness.problem import Problem
@@ -209,7 +209,7 @@ def _run_worker(job: dict, scenarios: list[Scenario], timeout_s: float, progress
                 rows[row.name] = row
                 record.add(row)             # durable before its progress line: a kill after it keeps the row
                 index += 1
-                eta = timings.done(row.name, event.get("spent") or {})
+                eta = timings.done(row.name, event.get("spent") or {}, event.get("rows_s") or {})
                 progress(format_progress(index, len(scenarios), row, main) + (f"  {eta}" if eta else ""))
                 current = None
             elif kind == "fatal":
@@ -372,6 +372,8 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     result.resumed_rows, result.resumed_from = info.get("resumed_rows", 0), info.get("resumed_from", "")
     if summary_line(info["timings"]):
         progress(summary_line(info["timings"]))
+    if rows_line(info["timings"]):
+        progress(rows_line(info["timings"]))
     result.rows, result.gpu, result.versions = rows, info.get("gpu", ""), info.get("versions", {})
     if info.get("error"):
         result.status, result.error = "crashed", info["error"]

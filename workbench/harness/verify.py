@@ -229,6 +229,7 @@ class Verifier:
         self.inputs = self.judge.Inputs.allocate(s, device)
         self.out = self.judge.Outputs(s, device, tol.guard_elems)
         self.references: dict[int, object] = {}
+        self.first_outputs: Optional[tuple] = None    # run(keep_first=True): the outputs on the first fixed seed
 
     def rows_for(self, seed: int) -> torch.Tensor:
         return rows_for_seed(self.s, self.tol, seed, self.judge)
@@ -278,8 +279,10 @@ class Verifier:
         if changed:
             raise Failure("inputs_modified", f"{', '.join(changed)} changed during the call")
 
-    def run(self, kernel: Kernel, original: Optional[Reference] = None) -> Outcome:
-        """original: the original kernel's output on the first fixed seed (sampled rows), if known."""
+    def run(self, kernel: Kernel, original: Optional[Reference] = None, keep_first: bool = False) -> Outcome:
+        """original: the original kernel's output on the first fixed seed (sampled rows), if known. keep_first: keep
+        a copy of the outputs on that seed in `first_outputs`, for a comparison with the original made later
+        (`original_mismatch`; the worker makes it after the candidate's timing)."""
         outcome = Outcome(passed=False, seeds=self.seeds)
         worst = None
         try:
@@ -300,11 +303,12 @@ class Verifier:
                 self.judge.check_close(errs, self.tol, self.s, f"seed {seed}")
                 worst = errs if worst is None else Errors(max(worst.rel_l2, errs.rel_l2),
                                                            max(worst.max_abs, errs.max_abs), max(worst.lse, errs.lse))
+                if index == 0 and keep_first:
+                    self.first_outputs = tuple(snapshot_on_stream(t) for t in self.out.tensors)
                 if index == 0 and original is not None:
-                    vs = self._errors(original)
-                    if vs.rel_l2 > self.tol.vs_original_rel_l2_tol:
-                        raise Failure("mismatch_original", f"seed {seed}: rel L2 {vs.rel_l2:.2e} against the original "
-                                                           f"kernel (tol {self.tol.vs_original_rel_l2_tol:.0e})")
+                    detail = original_mismatch(self.judge, self.tol, self.s, self.out.tensors, original, seed)
+                    if detail:
+                        raise Failure("mismatch_original", detail)
                 previous = ref
             # the same inputs again must give the same bits
             first = [t.clone() for t in self.out.tensors]
@@ -334,6 +338,15 @@ class Verifier:
         return outcome
 
 
+def original_mismatch(judge, tol: Tolerances, s, outputs: tuple, original, seed: int) -> str:
+    """'' when `outputs` (a kernel's on the first fixed seed) are within tolerance of the original kernel's rows
+    on that seed, else the detail line of `mismatch_original`."""
+    vs = judge.errors(tuple(outputs), original, s)
+    if vs.rel_l2 > tol.vs_original_rel_l2_tol:
+        return f"seed {seed}: rel L2 {vs.rel_l2:.2e} against the original kernel (tol {tol.vs_original_rel_l2_tol:.0e})"
+    return ""
+
+
 def kernel_output_reference(kernel: Kernel, s, device: str, tol: Tolerances, seed: int,
                             rows: torch.Tensor, judge=None):
     """Run a trusted kernel (the original) once on a seed and keep its sampled rows for comparisons."""
@@ -349,4 +362,4 @@ def kernel_output_reference(kernel: Kernel, s, device: str, tol: Tolerances, see
 
 
 __all__ = ["REASONS", "Tolerances", "Outcome", "Verifier", "GuardedOutputs", "Failure", "errors_against",
-           "kernel_output_reference", "softmax_scale", "synchronize"]
+           "kernel_output_reference", "original_mismatch", "softmax_scale", "synchronize"]

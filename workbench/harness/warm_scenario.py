@@ -12,7 +12,7 @@ from workbench.harness.verify import Verifier
 def warm_scenario(run, s: Scenario, baseline) -> ScenarioResult:
     """run: the worker's ScenarioRun (its cache, anchors, baseline role and timer)."""
     tol = run.problem.tolerances
-    run.spent, run.baseline.spent_s = {}, 0.0
+    run.spent, run.rows_s, run.baseline.spent_s, run.baseline.rows_s = {}, {}, 0.0, 0.0
     verifier = Verifier(s, run.device, tol, run.fresh_seed, run.judge)
     result = ScenarioResult(scenario=s.to_dict(), status=PASSED)
     rows = run.original_rows(s, verifier, baseline)

@@ -33,7 +33,8 @@ FIELDS = {                          # event -> {field: the type(s) its value mus
     "cached": {},                   # a baseline/anchor timing staged: the parent merges it now (progress_cache.py)
 }
 OPTIONAL = {                        # event -> {field: type} a worker may add
-    "result": {"spent": dict},      # seconds each baseline or anchor timed afresh took (the parent's ETA)
+    "result": {"spent": dict,       # seconds each baseline or anchor timed afresh took (the parent's ETA)
+               "rows_s": dict},     # seconds of the baseline's first call made for its output rows alone
 }
 
 
@@ -125,9 +126,10 @@ class Protocol:
             raise MalformedEvent(f"{kind}: {what}")
         typed = {**expected, **{k: t for k, t in optional.items() if k in fields}}
         wrong = [k for k, t in typed.items() if not isinstance(fields[k], t) or isinstance(fields[k], bool)]
-        if not wrong and "spent" in fields and not all(isinstance(k, str) and isinstance(v, (int, float))
-                                                       and not isinstance(v, bool) for k, v in fields["spent"].items()):
-            wrong = ["spent"]
+        for name in ("spent", "rows_s"):
+            if not wrong and name in fields and not all(isinstance(k, str) and isinstance(v, (int, float))
+                                                        and not isinstance(v, bool) for k, v in fields[name].items()):
+                wrong = [name]
         if wrong:
             raise MalformedEvent(f"{kind}: field {wrong[0]!r} is a {type(fields[wrong[0]]).__name__}")
         getattr(self, f"_{kind}")(fields)
