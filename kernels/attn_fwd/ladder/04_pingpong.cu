@@ -65,7 +65,7 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
+#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2,3}  causal unpaired LPT (1: K/V in L2, 2: chunks, 3: all)
 #endif
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,32}  paired causal grids of <= N query blocks persistent
@@ -1210,6 +1210,10 @@ int launch(const Call& a, cudaStream_t stream) {
     const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * a.heads_q;
     const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
+    // CAUSAL_ORDER 3: one LPT order over every head whatever its K/V size: chunked LPT runs a chunk's short tiles
+    // before the next chunk's long ones, and a list-scheduling model of C_s3000_d128_c1 (10-head chunks) gives
+    // 159.6 us against the 160.4 measured, and 134 us for one order (to be measured: the L2 may pay it back)
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 3) p.lpt_units = (int)units;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 2) {
         const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
