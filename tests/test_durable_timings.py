@@ -98,7 +98,8 @@ def _suite(tmp_path) -> Path:
     return path
 
 
-def _command(suite: Path, cache: Path, json_out: Path) -> list[str]:
+def standin_check_command(suite: Path, cache: Path, json_out: Path) -> list[str]:
+    """`workbench check` of the correct stand-in against the slow one, no anchors, no traces (test_resume_rows too)."""
     return [sys.executable, "-m", "workbench.cli", "check", "standin:correct", "--suite", str(suite),
             "--baseline", "standin:slow_correct", "--anchors", "", "--cache-dir", str(cache), "--traces", "",
             "--json", str(json_out)]
@@ -112,7 +113,7 @@ def _original_entries(cache: Path) -> dict:
 def test_a_sigkill_between_scenarios_keeps_the_finished_timings_and_the_next_run_retimes_none(tmp_path, sandbox):
     suite, cache = _suite(tmp_path), tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_SANDBOX=sandbox, PYTHONUNBUFFERED="1")
-    killed = subprocess.Popen(_command(suite, cache, tmp_path / "killed.json"), stdout=subprocess.PIPE,
+    killed = subprocess.Popen(standin_check_command(suite, cache, tmp_path / "killed.json"), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT, start_new_session=True)
     seen = []
     try:
@@ -129,7 +130,7 @@ def test_a_sigkill_between_scenarios_keeps_the_finished_timings_and_the_next_run
     names = {k.split("|")[2] for k in kept}
     keys = [Scenario(*shape).key for shape in SHAPES]
     assert set(keys[:2]) <= names and len(kept) <= 3, (names, seen)   # finished ones kept (the third may be)
-    again = subprocess.run(_command(suite, cache, tmp_path / "again.json"), capture_output=True, text=True,
+    again = subprocess.run(standin_check_command(suite, cache, tmp_path / "again.json"), capture_output=True, text=True,
                            env=env, cwd=ROOT, timeout=600)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert f"timing cache: {len(kept)} of 5 baseline and anchor timings cached already" in again.stdout

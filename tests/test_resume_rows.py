@@ -15,6 +15,7 @@ from workbench.harness import cache_file, resume_rows, worker_events
 from workbench.harness.resume_rows import ResumeRecord
 from workbench.harness.result import CheckRequest, ScenarioResult, Stats
 from workbench.harness.scenarios import Scenario
+from test_durable_timings import standin_check_command
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [Scenario("r_a", 1, 2, 2, 64, 64, 64, False), Scenario("r_b", 1, 2, 2, 96, 96, 64, True),
@@ -181,12 +182,6 @@ def _suite(tmp_path, shapes) -> Path:
     return path
 
 
-def _command(suite: Path, cache: Path, json_out: Path) -> list[str]:
-    return [sys.executable, "-m", "workbench.cli", "check", "standin:correct", "--suite", str(suite),
-            "--baseline", "standin:slow_correct", "--anchors", "", "--cache-dir", str(cache), "--traces", "",
-            "--json", str(json_out)]
-
-
 def _judged(stdout: str) -> list[str]:
     return [line.split()[2] for line in stdout.splitlines() if line.startswith("[")]
 
@@ -199,7 +194,7 @@ def test_a_sigkilled_check_run_again_judges_only_the_rest_and_a_completed_one_ev
     shapes = SHAPES + [Scenario("r_e", 1, 4, 2, 64, 96, 128, True)]
     suite, cache = _suite(tmp_path, shapes), tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
-    killed = subprocess.Popen(_command(suite, cache, tmp_path / "killed.json"), stdout=subprocess.PIPE,
+    killed = subprocess.Popen(standin_check_command(suite, cache, tmp_path / "killed.json"), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT, start_new_session=True)
     seen = []
     try:
@@ -213,7 +208,7 @@ def test_a_sigkilled_check_run_again_judges_only_the_rest_and_a_completed_one_ev
         killed.stdout.close()
     kept = resume_rows.recorded_rows(cache)
     assert {"r_a", "r_b"} <= set(kept) and len(kept) <= 3, (sorted(kept), seen)
-    again = subprocess.run(_command(suite, cache, tmp_path / "again.json"), capture_output=True, text=True,
+    again = subprocess.run(standin_check_command(suite, cache, tmp_path / "again.json"), capture_output=True, text=True,
                            env=env, cwd=ROOT, timeout=600)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert f"resume: {len(kept)} of 5 scenarios from the interrupted run of " in again.stdout
@@ -228,7 +223,7 @@ def test_a_sigkilled_check_run_again_judges_only_the_rest_and_a_completed_one_ev
         if name in kept:
             assert _without_flags(row) == _without_flags(kept[name])
     assert resume_rows.recorded_rows(cache) == {}            # completed: nothing left to reuse
-    third = subprocess.run(_command(suite, cache, tmp_path / "third.json"), capture_output=True, text=True,
+    third = subprocess.run(standin_check_command(suite, cache, tmp_path / "third.json"), capture_output=True, text=True,
                            env=env, cwd=ROOT, timeout=600)
     assert third.returncode == 0 and "resume:" not in third.stdout
     assert _judged(third.stdout) == [s.name for s in shapes]
