@@ -9,7 +9,8 @@ ladder's iteration tool. The project's official figures come from `workbench che
 A kernel spec is `path.cu[:NAME=VALUE,...]`; the overrides become -D flags (the @knob lines are #ifndef
 guarded). Each kernel is checked on fresh random inputs (seeds, plus one set scaled x16) against an fp32
 reference on sampled query rows, o and lse poisoned with NaN (and guarded) before each call; then timed by
-CUDA-graph replay, L2 flushed (256 MB written) before every sample, median of --reps. Prints one line per
+CUDA-graph replay, L2 flushed (256 MB written) before every sample, median of --reps, every kernel and
+anchor of a shape sampled round-robin (bench_timing.py: a clock drift lands on all alike). Prints one line per
 shape, then geomean x FA3 / x FA2 per category. JSON details go to $OUT/ladder_bench.json when OUT is set.
 Timing: device time: one CUDA-graph replay of the call per sample, L2 flushed before it (host overhead excluded
 for every implementation alike; calls that cannot be captured: events after a GPU-side delay).
@@ -19,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 import torch.nn.functional as F
+from bench_timing import time_interleaved, time_ms  # noqa: F401  (time_ms: tile_timeline.py's)
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 NVCC_FLAGS = ["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-shared", "-Xcompiler", "-fPIC",
@@ -26,7 +28,6 @@ NVCC_FLAGS = ["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-sh
 REL_L2_TOL, MAX_ABS_TOL, LSE_ABS_TOL = 1e-2, 4e-2, 2e-2   # kernels/attn_fwd/problem.toml [verify]
 SAMPLE_ROWS = 96                 # query rows checked per shape when the full reference is too large
 FULL_REF_MAX = 4_194_304         # B*Hq*Sq*Sk at or under this: every row is checked
-L2_FLUSH_BYTES = 256 << 20       # > 4x the H200's 60 MB L2
 GUARD = 4096                     # poisoned elements before and after o and lse
 BUILD_DIR = os.environ.get("LADDER_BUILD", "/tmp/ladder_build")
 
@@ -207,48 +208,6 @@ def check(k, sc, seeds, scaled_seed, fa3=None):
 
 
 # ---- timing -----------------------------------------------------------------------------------------------
-_flush = None
-
-
-def time_ms(fn, reps, cap_s):
-    """Median ms of `reps` samples, each one CUDA-graph replay of fn after an L2 flush: device time, no host
-    overhead in it (the harness's method, docs/benchmarks.md "Timing method"). A call that cannot be
-    captured falls back to events around the call after a GPU-side delay that hides the host work."""
-    global _flush
-    if _flush is None:
-        _flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):   # warm-up on the capture stream: workspaces, first-call setup
-        fn()
-        fn()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph, captured = torch.cuda.CUDAGraph(), True
-    try:
-        with torch.cuda.graph(graph):
-            fn()
-    except Exception:  # noqa: BLE001
-        captured = False
-        torch.cuda.synchronize()
-
-    def sample():
-        _flush.zero_()
-        if not captured:
-            torch.cuda._sleep(2_000_000)   # ~1 ms of GPU time: the host side of the call overlaps it
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        graph.replay() if captured else fn()
-        e.record()
-        torch.cuda.synchronize()
-        return s.elapsed_time(e)
-    one = sample() * 1e-3
-    n = max(3, min(reps, int(cap_s / max(one, 1e-6))))
-    ts = sorted(sample() for _ in range(n))
-    del graph
-    return ts[len(ts) // 2]
-
-
 def anchors(names):
     out = {}
     if "fa3" in names:
@@ -336,9 +295,12 @@ def main():
 
 
 def run_shapes(args, scs, ks, anc, fa3_raw, results):
+    """Per shape: check every kernel, then time the passing kernels and the anchors together (time_interleaved)."""
     for sc in scs:
         scale = 1.0 / math.sqrt(sc["head_dim"])
         row = dict(sc, flops=flops(sc), impl={})
+        fns = {}
+        q, kk, v = (None, None, None) if args.no_time else make_inputs(sc, 3, 1.0)
         for k in ks:
             r = {}
             if not args.no_check:
@@ -350,27 +312,31 @@ def run_shapes(args, scs, ks, anc, fa3_raw, results):
                     torch.cuda.empty_cache()
             timed = not args.no_time and not any(c in k["label"] for c in args.check_only)
             if timed and (args.no_check or r["status"] == "ok"):
-                q, kk, v = make_inputs(sc, 3, 1.0)
                 o = torch.empty_like(q)
                 lse = torch.empty(sc["batch"], sc["heads_q"], sc["seqlen_q"], device="cuda")
-                r["ms"] = time_ms(lambda: call_kernel(k["lib"], sc, q, kk, v, o, lse, scale), args.reps, args.cap)
-                del q, kk, v, o, lse
+                fns[k["label"]] = (lambda lib=k["lib"], o=o, lse=lse:
+                                   call_kernel(lib, sc, q, kk, v, o, lse, scale))
             row["impl"][k["label"]] = r
-        q, kk, v = make_inputs(sc, 3, 1.0)
         for name, fn in ({} if args.no_time else anc).items():
-            try:
-                row["impl"][name] = dict(ms=time_ms(lambda: fn(q, kk, v, sc["causal"], scale), args.reps, args.cap))
+            try:   # an SDPA backend may refuse GQA with a lower-right mask: time it on expanded K/V
+                fn(q, kk, v, sc["causal"], scale)
+                fns[name] = lambda fn=fn: fn(q, kk, v, sc["causal"], scale)
             except Exception as e:  # noqa: BLE001
-                try:   # an SDPA backend may refuse GQA with a lower-right mask: time it on expanded K/V
+                try:
                     g = sc["heads_q"] // sc["heads_kv"]
                     ke, ve = kk.repeat_interleave(g, dim=2), v.repeat_interleave(g, dim=2)
-                    row["impl"][name] = dict(
-                        ms=time_ms(lambda: fn(q, ke, ve, sc["causal"], scale), args.reps, args.cap),
-                        note="K/V heads expanded")
-                    del ke, ve
+                    fn(q, ke, ve, sc["causal"], scale)
+                    fns[name] = lambda fn=fn, ke=ke, ve=ve: fn(q, ke, ve, sc["causal"], scale)
+                    row["impl"][name] = dict(note="K/V heads expanded")
                 except Exception:  # noqa: BLE001
                     row["impl"][name] = dict(error=f"{type(e).__name__}: {str(e)[:120]}")
-        del q, kk, v
+        if fns:
+            for name, ms in time_interleaved(fns, args.reps, args.cap).items():
+                if name in anc:
+                    row["impl"].setdefault(name, {})["ms"] = ms
+                else:
+                    row["impl"][name]["ms"] = ms
+        del q, kk, v, fns
         torch.cuda.empty_cache()
         results.append(row)
         parts = []

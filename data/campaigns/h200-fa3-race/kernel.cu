@@ -8,11 +8,12 @@
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal non-persistent with mirrored pairs of query blocks (>= 1024
 //   tiles under 128 blocks), else longest block first in chunks of heads whose K/V fit in L2 (FA3's LPT order);
-//   split keys under a wave, merged by combine_kernel;
+//   split keys only for grids under a wave (v9: the wave cost model had split 19 large grids), merged by
+//   combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (H200, device time, `workbench check <this> --suite full --anchors fa3,cudnn,fa2`): v6 0.953x FA3
-// (A 0.916 B 0.908 C 0.908 D 1.136); v8 0.972 (A 0.921 B 0.924 C 0.934 D 1.166), campaign h200-fa3-race run 18.
+// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race): v8 0.972x FA3 (run 18);
+// v9 (SPLIT_WAVES 1) 0.984 (A 0.936 B 0.927 C 0.970 D 1.172), run 25 of docs/kernel_ladder.md.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -64,10 +65,10 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 2      // @knob CAUSAL_ORDER 2 {0,1,2}  causal unpaired: longest first (1: K/V in L2, 2: chunks)
+#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 2 {0,1,2,3}  causal unpaired LPT (1: K/V in L2, 2: chunks, 3: all)
 #endif
 #ifndef CAUSAL_PERSIST
-#define CAUSAL_PERSIST 0    // @knob CAUSAL_PERSIST 0 {0,32}  paired causal grids of <= N query blocks persistent
+#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 0 {0,32}  paired causal grids of <= N query blocks persistent
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
@@ -503,22 +504,33 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     return t;
 }
 
-// The j-th tile of this CTA: blockIdx.x + j * gridDim.x, or -1 past the last. CAUSAL_PERSIST (p.pair_units > 0):
-// the CTA strides over pairs of a paired grid, the long tile u then its short partner u + pair_units (-2 where a
-// pair has none), so a persistent CTA's producer runs into the next pair while the consumers finish this one.
+// CAUSAL_PERSIST: this CTA's tiles in order, body(tile, k) for its k-th (k: the Q barriers' phase counter). Without
+// p.pair_units the tiles blockIdx.x + j * gridDim.x; with it the CTA strides over the pair units of a paired grid,
+// u = blockIdx.x + i * gridDim.x, the long tile u then its short partner (cta_tile), so a persistent CTA's producer
+// runs into the next pair while the consumers finish this one. Producer and consumers both walk through here: one
+// sequence. The trip count is fixed before the loop: an exit on cta_tile's result (-1 past the last) made ptxas
+// keep the producer's loop state in vector registers, not uniform ones, and the 24-register producer spilled
+// (48-108 bytes of stores in every instantiation, ptxas -v). tests/test_persist_tiles.py runs cta_walk on the host.
 #if CAUSAL_PERSIST
-__device__ __forceinline__ int cta_tile(const Params& p, int j, int n_tiles) {
+__device__ __forceinline__ int cta_tile(const Params& p, int j) {
     if (p.pair_units > 0) {
         const int u = blockIdx.x + (j >> 1) * gridDim.x;
-        if (u >= p.pair_units) return -1;
         if (!(j & 1)) return u;
         // the short partner of the same head, so each pair is n + 1 blocks also for odd n (tile_of's halves
-        // differ by one block per head then: P = n - n/2 long, P2 = n/2 short); the middle block has none
+        // differ by one block per head then: P = n - n/2 long, P2 = n/2 short); the middle block has none (-1)
         const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = u % P;
-        return r < P2 ? p.pair_units + (u / P) * P2 + r : -2;
+        return r < P2 ? p.pair_units + (u / P) * P2 + r : -1;
     }
-    const int id = blockIdx.x + j * gridDim.x;
-    return id < n_tiles ? id : -1;
+    return blockIdx.x + j * gridDim.x;
+}
+template <class Body>
+__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
+    const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
+    const int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
+    for (int j = 0, k = 0; j < steps; ++j) {
+        const int tile = cta_tile(p, j);
+        if (tile >= 0) body(tile_of(p, tile), k++);
+    }
 }
 #endif
 
@@ -961,17 +973,20 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (threadIdx.x == 0) {
             int it = 0;
 #if CAUSAL_PERSIST
-            for (int j = 0, k = 0, tile; (tile = cta_tile(p, j, n_tiles)) != -1; ++j) {
-                if (tile < 0) continue;
+            cta_walk(p, n_tiles, [&](const Tile& t, int k) {
+                const int2 range = key_blocks<C>(p, t.m_block, t.split);
+                produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
+                it += max(0, range.y - range.x);
+            });
 #else
             for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-#endif
                 const Tile t = tile_of(p, tile);
                 const int2 range = key_blocks<C>(p, t.m_block, t.split);
                 produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
                 ++k;
             }
+#endif
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
@@ -979,17 +994,20 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
 #if CAUSAL_PERSIST
-        for (int j = 0, k = 0, tile; (tile = cta_tile(p, j, n_tiles)) != -1; ++j) {
-            if (tile < 0) continue;
+        cta_walk(p, n_tiles, [&](const Tile& t, int k) {
+            const int2 range = key_blocks<C>(p, t.m_block, t.split);
+            consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
+            it += max(0, range.y - range.x);
+        });
 #else
         for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-#endif
             const Tile t = tile_of(p, tile);
             const int2 range = key_blocks<C>(p, t.m_block, t.split);
             consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
             it += max(0, range.y - range.x);
             ++k;
         }
+#endif
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
     }
@@ -1192,6 +1210,10 @@ int launch(const Call& a, cudaStream_t stream) {
     const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * a.heads_q;
     const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
+    // CAUSAL_ORDER 3: one LPT order over every head whatever its K/V size: chunked LPT runs a chunk's short tiles
+    // before the next chunk's long ones, and a list-scheduling model of C_s3000_d128_c1 (10-head chunks) gives
+    // 159.6 us against the 160.4 measured, and 134 us for one order (to be measured: the L2 may pay it back)
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 3) p.lpt_units = (int)units;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 2) {
         const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
