@@ -65,7 +65,7 @@
 #define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
 #endif
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 2 {0,1,2,3}  causal unpaired LPT (1: K/V in L2, 2: chunks, 3: all)
+#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 2 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 0 {0,32}  paired causal grids of <= N query blocks persistent
@@ -1210,11 +1210,12 @@ int launch(const Call& a, cudaStream_t stream) {
     const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * a.heads_q;
     const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
-    // CAUSAL_ORDER 3: one LPT order over every head whatever its K/V size: chunked LPT runs a chunk's short tiles
-    // before the next chunk's long ones, and a list-scheduling model of C_s3000_d128_c1 (10-head chunks) gives
-    // 159.6 us against the 160.4 measured, and 134 us for one order (to be measured: the L2 may pay it back)
-    if (a.causal && !p.pairs && CAUSAL_ORDER == 3) p.lpt_units = (int)units;
-    if (a.causal && !p.pairs && CAUSAL_ORDER == 2) {
+    // CAUSAL_ORDER 3: one LPT order over every head under 128 query blocks, whatever the K/V size: chunked LPT
+    // runs a chunk's short tiles before the next chunk's long ones (a list-scheduling model of C_s3000_d128_c1's
+    // 10-head chunks: 159.6 us, measured 160.4; one order 134, measured 146: run 26, C +1.6 %). From 128 blocks
+    // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
+    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
         const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
