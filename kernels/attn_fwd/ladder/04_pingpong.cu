@@ -1212,7 +1212,9 @@ int launch(const Call& a, cudaStream_t stream) {
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
-    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= CAUSAL_PERSIST) {   // pairs of equal work: a balanced stride
+    // d64 only to a quarter of the blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28
+    const int persist_blocks = C::D == 64 ? CAUSAL_PERSIST / 4 : CAUSAL_PERSIST;
+    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks) {   // pairs of equal work: a balanced stride
         p.pair_units = (int)ctas_launched;
         if (ctas_launched > sms) ctas_launched = sms;
     }
