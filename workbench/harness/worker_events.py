@@ -21,6 +21,7 @@ from typing import Union, get_args, get_origin, get_type_hints
 from workbench.harness.result import ScenarioResult, Stats
 
 LINE_CAP = 16 << 20                 # a result line is a few KiB; longer is not the worker's
+MAX_DEPTH = 32                      # an event nests 3-4 deep; deeper is refused before json parses it
 EXIT_GRACE_S = 30.0                 # from `done` (or the overall deadline's end) to the worker's exit
 STATUSES = {"passed", "failed", "unsupported", "skipped", "static_only"}
 FIELDS = {                          # event -> {field: the type(s) its value must have}
@@ -97,6 +98,30 @@ def _check_result(data: dict) -> str:
     return ""
 
 
+def _nesting_depth(line: str) -> int:
+    """The deepest [ / { nesting of a JSON line, brackets inside strings not counted. Checked before parsing
+    because whether json.loads fails on deep nesting depends on the Python (3.11: RecursionError; 3.12 parsed
+    5000 levels on the GPU machine), and the one-line error must not."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 class Protocol:
     """The order and shape of the events of one worker run over `scenario_dicts` (Scenario.to_dict() each)."""
 
@@ -109,6 +134,9 @@ class Protocol:
     def accept(self, line: str) -> dict:
         if len(line) > LINE_CAP:
             raise MalformedEvent(f"a line of {len(line)} characters")
+        # the scan only for lines with many brackets: a result event has a handful
+        if line.count("[") + line.count("{") > MAX_DEPTH and _nesting_depth(line) > MAX_DEPTH:
+            raise MalformedEvent(f"not JSON: nested deeper than {MAX_DEPTH} levels")
         try:
             event = json.loads(line)
         except (ValueError, RecursionError):
