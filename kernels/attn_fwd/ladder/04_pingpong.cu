@@ -14,8 +14,8 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race): v8 0.972x FA3 (run 18);
-// v9 (SPLIT_WAVES 1) 0.984 (run 25); v10 (CAUSAL_ORDER 3, CAUSAL_PERSIST 32) 0.990 (A 0.947 B 0.929 C 0.984
-// D 1.172), run 28 of docs/kernel_ladder.md.
+// v9 (SPLIT_WAVES 1) 0.984 (run 25); v10 (CAUSAL_ORDER 3, CAUSAL_PERSIST 32) 0.990 (run 28); v11 (d64 persistent
+// only to 8 blocks) 0.990 (A 0.945 B 0.931 C 0.982 D 1.170), run 29 of docs/kernel_ladder.md.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
