@@ -97,3 +97,53 @@ def test_ncu_profile_runs_the_candidate_with_nothing_to_steal(tmp_path, monkeypa
     assert "net=[CONNECTED]" not in out.text, out.text          # the host's loopback is not its loopback
     for form in (KEY, KEY[::-1], KEY[8:40], KEY[::-1][8:40]):                # nor any simple transform of it
         assert form not in out.text, out.text
+
+
+def test_ncu_profiles_only_the_application_process():
+    """With `--target-processes all` Nsight Compute follows every process the candidate's constructor forks and
+    waits for it: on the H200 a setsid grandchild that sleeps kept the profile running to its 300 s limit."""
+    from workbench.agent.tools import NCU_METRICS, ncu_argv
+    argv = ncu_argv("ncu", list(NCU_METRICS), "smoke", "smoke_basic")
+    program = argv.index(sys.executable)
+    options = argv[:program]
+    assert options[options.index("--target-processes") + 1] == "application-only", options
+
+
+SLEEPER = r"""
+#include <unistd.h>
+#include <sys/prctl.h>
+__attribute__((constructor)) static void linger(void) {
+  if (fork() == 0) { setsid(); if (fork() == 0) { prctl(PR_SET_NAME, "%s"); sleep(600); } _exit(0); }
+}
+"""
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs a C compiler")
+def test_a_contained_program_that_exits_takes_the_candidates_sleeping_grandchild_with_it(tmp_path):
+    """The other half of the profile's end: once the profiler exits, nothing the candidate left behind keeps the run
+    (or the machine) busy: the PID namespace's init dies with it and takes every process in it along."""
+    import subprocess
+    import time
+    from workbench.harness.contained_run import run_contained
+    name = f"wbsleep{uuid.uuid4().hex[:6]}"
+    (tmp_path / "s.c").write_text(SLEEPER % name)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "s.so"), str(tmp_path / "s.c")], check=True)
+    started = time.monotonic()
+    run = run_contained([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('loaded')",
+                         "{private}/lib/s.so"], {"s.so": str(tmp_path / "s.so")}, timeout_s=60)
+    took = time.monotonic() - started
+    time.sleep(0.5)
+    alive = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _comm(p) == name]
+    for p in alive:
+        os.kill(int(p.name), 9)
+    assert "loaded" in run.stdout and run.returncode == 0 and not run.timed_out, (run.stdout, run.stderr)
+    assert took < 30, took
+    assert not alive, "the candidate's setsid grandchild outlived the contained run"
+
+
+def _comm(proc: Path) -> str:
+    try:
+        return (proc / "comm").read_text().strip()
+    except OSError:
+        return ""

@@ -90,8 +90,12 @@ _TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool
 
 
 def ncu_argv(ncu: str, metrics: list, suite: str, scenario: str, problem: str = "") -> list[str]:
-    """Nsight Compute on launch_one, as run inside the sandbox ({private}: the private folder, the kernel there)."""
-    return [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--target-processes", "all",
+    """Nsight Compute on launch_one, as run inside the sandbox ({private}: the private folder, the kernel there).
+    Only the application process is profiled: with `--target-processes all` ncu injects itself into every process
+    the candidate's constructor forks and waits for each to end, so a setsid grandchild that sleeps kept the
+    profile running to its time limit (the H200, session 8: tests/test_security_gpu.py's hostile constructor)."""
+    return [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv",
+            "--target-processes", "application-only",
             sys.executable, "-m", "workbench.agent.launch_one", "--so", "{private}/lib/kernel.so", "--suite", suite,
             "--scenario", scenario, *(["--problem", problem] if problem else [])]
 
