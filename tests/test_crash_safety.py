@@ -4,6 +4,7 @@ the uninterrupted run — or the operation is refused with a one-line error."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -189,7 +190,10 @@ def test_parallel_imports_of_one_session_never_duplicate(tmp_path, grown_transcr
     for code, err in results:
         assert code in (0, 2), err
         if code == 2:                               # refused while another import held the session
-            assert "import of session cx-1 is in use by pid" in err and err.count("\n") == 1, err
+            # "by pid N", or "by another process" when the holder had its flock but not yet its pid written (a
+            # loaded 2-core machine: CI pass 2 of session 8)
+            assert re.search(r"import of session cx-1 is in use by (pid \d+|another process)", err), err
+            assert err.count("\n") == 1, err
     assert any(code == 0 for code, _ in results)
     assert_same_tables(tables_of(out, "cx-1"), tables_of(reference, "cx-1"))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -67,6 +68,11 @@ def acquire_lock(path: str | os.PathLike, what: str, wait: bool = False) -> Held
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             pid = _read_holder(fd)
+            for _ in range(20):         # the holder may have its flock but not yet its pid written: 0.2 s at most
+                if pid:
+                    break
+                time.sleep(0.01)
+                pid = _read_holder(fd)
             holder = f"pid {pid}" if pid else "another process"
             raise LockHeld(f"{what} is in use by {holder} (lock {path}): wait for it to finish or stop it "
                            f"(kill {pid if pid else '<pid>'}), then retry", pid) from None
