@@ -18,18 +18,19 @@ PRELUDE = """#include <algorithm>
 #include <cstdio>
 using std::min;
 #define __device__
+#define CAUSAL_LPT_WALK 1
 #define __forceinline__ inline
 struct HostDim { unsigned x; };
 static HostDim blockIdx, gridDim;
 """
-# stdin: one case a line (n_mblocks n_splits batch heads_q group causal pairs lpt_units pair_units grid);
+# stdin: one case a line (n_mblocks n_splits batch heads_q group causal pairs lpt_units pair_units grid lpt_walk);
 # stdout: per case "case N", then per CTA and tile "cta k m_block split bh b h hk" of cta_walk's body calls.
 DRIVER = """
 int main() {
     Params p{};
     int grid, n = 0;
-    while (scanf("%d %d %d %d %d %d %d %d %d %d", &p.n_mblocks, &p.n_splits, &p.batch, &p.heads_q, &p.group,
-                 &p.causal, &p.pairs, &p.lpt_units, &p.pair_units, &grid) == 10) {
+    while (scanf("%d %d %d %d %d %d %d %d %d %d %d", &p.n_mblocks, &p.n_splits, &p.batch, &p.heads_q, &p.group,
+                 &p.causal, &p.pairs, &p.lpt_units, &p.pair_units, &grid, &p.lpt_walk) == 11) {
         printf("case %d\\n", n++);
         const int n_tiles = p.n_mblocks * p.n_splits * p.batch * p.heads_q;
         gridDim.x = grid;
@@ -77,8 +78,9 @@ def walker(tmp_path_factory):
 
 def walk(walker, cases: list[dict]) -> list[dict[int, list[tuple]]]:
     """Per case: CTA -> [(k, m_block, split, bh, b, h, hk), ...] in the order cta_walk hands them out."""
-    keys = ("n_mblocks", "n_splits", "batch", "heads_q", "group", "causal", "pairs", "lpt_units", "pair_units", "grid")
-    stdin = "".join(" ".join(str(c[k]) for k in keys) + "\n" for c in cases)
+    keys = ("n_mblocks", "n_splits", "batch", "heads_q", "group", "causal", "pairs", "lpt_units", "pair_units", "grid",
+            "lpt_walk")
+    stdin = "".join(" ".join(str(c.get(k, 0)) for k in keys) + "\n" for c in cases)
     run = subprocess.run([str(walker)], input=stdin, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     out: list[dict[int, list[tuple]]] = []
@@ -169,7 +171,8 @@ def test_producer_and_consumers_take_their_tiles_from_the_same_walk():
 
 
 @needs_nvcc
-@pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32"], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1"]])
+@pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32"], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1"],
+                                     ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=1"]])
 def test_causal_persist_build_spills_nothing(tmp_path, defines):
     """Before cta_walk fixed its trip count every instantiation spilled 48-108 bytes (stores) in the producer. Each
     configuration has two kernels here: the plain loop (b0, the default build's code) and the walk (b1)."""
@@ -185,3 +188,26 @@ def test_causal_persist_build_spills_nothing(tmp_path, defines):
             spills[kernel] = tuple(map(int, re.findall(r"(\d+) bytes spill", line)))
     assert len(spills) == 16, spills   # (Cfg64, Cfg64c, Cfg64w3, Cfg64s, Cfg128, Cfg128c, Cfg128s, Cfg256) x (b0, b1)
     assert all(s == (0, 0) for s in spills.values()), spills
+
+
+@needs_gxx
+def test_the_lpt_walk_covers_every_tile_once_in_rounds_of_alternating_direction(walker):
+    """CAUSAL_LPT_WALK: one LPT order over the whole grid (lpt_units = every unit), a persistent grid of g CTAs;
+    CTA c takes order positions c, 2g-1-c, 2g+c, ... (scripts/causal_schedule_model.py's boustrophedon)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("csm", ROOT / "scripts" / "causal_schedule_model.py")
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    cases = []
+    for n, batch, heads, group, grid in ((24, 2, 16, 1, 132), (8, 2, 16, 2, 132), (12, 1, 3, 1, 7), (5, 3, 4, 4, 11),
+                                         (127, 1, 2, 1, 132), (3, 1, 1, 1, 2)):
+        units = batch * heads
+        cases.append(dict(n_mblocks=n, n_splits=1, batch=batch, heads_q=heads, group=group, causal=1, pairs=0,
+                          lpt_units=units, pair_units=0, grid=grid, lpt_walk=1))
+    for case, ctas in zip(cases, walk(walker, cases)):
+        assert_every_tile_once(case, ctas)
+        n, units, grid = case["n_mblocks"], case["batch"] * case["heads_q"], case["grid"]
+        for c, seq in ctas.items():
+            # tile_of's LPT order: position i is block n-1-i//units of unit i%units
+            want = [(n - 1 - i // units, i % units) for i in model.boustrophedon(n * units, grid, c)]
+            assert [(m, bh) for _, m, _, bh, *_ in seq] == want, (case, c)

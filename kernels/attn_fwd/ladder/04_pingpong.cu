@@ -24,8 +24,8 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
-//   timestamps, scripts/tile_timeline.py).
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK (prepared, run 30); SHORT_KEYS, SPLIT_KV,
+//   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
@@ -72,6 +72,9 @@
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent
 #endif
+#ifndef CAUSAL_LPT_WALK
+#define CAUSAL_LPT_WALK 0   // @knob CAUSAL_LPT_WALK 0 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
+#endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
@@ -104,6 +107,7 @@ struct Params {
     int lpt_units;    // causal, > 0: longest block first within chunks of this many (split, batch, head) units
     int pair_units;   // CAUSAL_PERSIST: the pairs a persistent grid strides over (0: a CTA per pair)
     float scale_log2;
+    int lpt_walk;     // CAUSAL_LPT_WALK: a persistent grid walks the LPT order boustrophedon (last: offsets kept)
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -510,7 +514,9 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
 // p.pair_units the tiles blockIdx.x + j * gridDim.x; with it the CTA strides over the pair units of a paired grid,
 // u = blockIdx.x + i * gridDim.x, the long tile u then its short partner (cta_tile), so a persistent CTA's producer
 // runs into the next pair while the consumers finish this one. Producer and consumers both walk through here: one
-// sequence. The trip count is fixed before the loop: an exit on cta_tile's result (-1 past the last) made ptxas
+// sequence. With p.lpt_walk (an unpaired LPT grid) CTA c takes tiles c, 2g-1-c, 2g+c, 4g-1-c, ...: each round
+// of g tiles runs in the opposite direction, so the longest tiles of one round meet the shortest of the next
+// (scripts/causal_schedule_model.py). The trip count is fixed before the loop: an exit on cta_tile's result made ptxas
 // keep the producer's loop state in vector registers, not uniform ones, and the 24-register producer spilled
 // (48-108 bytes of stores in every instantiation, ptxas -v). tests/test_persist_tiles.py runs cta_walk on the host.
 #if CAUSAL_PERSIST
@@ -523,12 +529,17 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
         const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = u % P;
         return r < P2 ? p.pair_units + (u / P) * P2 + r : -1;
     }
+    if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
 }
 template <class Body>
 __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
     const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
-    const int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
+    int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
+    if (CAUSAL_LPT_WALK && p.lpt_walk) {   // full rounds, then the partial one: its first r slots (even) or last r
+        const int rounds = n_tiles / g, r = n_tiles - rounds * g;
+        steps = rounds + ((rounds & 1) ? (c >= g - r) : (c < r));
+    }
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
         if (tile >= 0) body(tile_of(p, tile), k++);
@@ -1234,12 +1245,20 @@ int launch(const Call& a, cudaStream_t stream) {
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
+    // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
+    // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
+    // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
+    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units &&
+        p.n_mblocks < 128 && ctas_launched > sms) {
+        p.lpt_walk = 1;
+        ctas_launched = sms;
+    }
     if constexpr (CAUSAL_PERSIST != 0) {
-        if (p.pair_units > 0)
+        if (p.pair_units > 0 || p.lpt_walk)
             attn_wgmma_kernel<C, true><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
                                                                                                   tm_o, p);
     }
-    if (p.pair_units == 0)
+    if (p.pair_units == 0 && !p.lpt_walk)
         attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
