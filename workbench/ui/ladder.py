@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -90,13 +91,21 @@ def recorded_results(folder: Path = RECORDED_DIR) -> dict:
 
     out = {}
     for path in rungs()[1:]:
-        files = sorted(folder.glob(RECORDED_PATTERN.format(stem=path.stem)))
+        files = sorted(folder.glob(RECORDED_PATTERN.format(stem=path.stem)), key=_recorded_order)
         if files:
             out[path.stem] = SuiteResult.from_dict(json.loads(files[-1].read_text()))
     against_original = [r for r in out.values() if not _own_baseline(r)]
     if against_original:
         out = {"original": baseline_result(against_original[-1]), **out}
     return out
+
+
+def _recorded_order(path: Path) -> tuple:
+    """The newest run last: by the file's date, then its rung version (`_v11_` after `_v8_`, which plain name order
+    puts first), then the name."""
+    date = re.search(r"(\d{4}-\d{2}-\d{2})", path.name)
+    version = re.search(r"_v(\d+)_", path.name)
+    return (date.group(1) if date else "", int(version.group(1)) if version else -1, path.name)
 
 
 def _own_baseline(result) -> bool:
