@@ -31,6 +31,11 @@ except Exception:
 PY
 )
 echo "causal x default: $gain"
+mkdir -p "$OUT/edge"
+OUT=$OUT/edge timeout 90 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 3 --cap 0.05 \
+  --suite kernels/attn_fwd/suites/edge.csv --kernels $K $K:CAUSAL_LPT_WALK=1 > "$OUT/edge/log.txt" 2>&1
+grep -E "FAIL" "$OUT/edge/log.txt" | head; sed -n '/^# geomean/,$p' "$OUT/edge/log.txt"
+grep -q "FAIL" "$OUT/edge/log.txt" && gain=0    # a knob that fails an edge shape is not evaluated
 echo "#### 3. campaign evaluation $(date -u +%T)"
 if python3 -c "import sys; sys.exit(0 if float('$gain') >= 1.003 else 1)"; then
   mkdir -p .experiments; E=.experiments/04_pingpong.cu; cp $K $E
