@@ -3,7 +3,8 @@
 # first (a harness that cannot judge here costs 40 s, not the call), then on all of full 04, 04:CAUSAL_PERSIST=32
 # (h-persist's spill-free build) and 04:CAUSAL_ORDER=3 (one LPT order over every head) in one ladder_bench process,
 # the three on edge, then the rung with every knob that won (>= 0.3 % over the default on full, every shape
-# passed on full and edge) through the recorded campaign. Run as: CALL=scripts/gpu_call_s8a.sh bash scripts/gpu_run.sh call
+# passed on full and edge) through the recorded campaign.
+# Run as: CALL=scripts/gpu_call_s8a.sh bash scripts/gpu_run.sh call
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab" "$OUT/edge"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1

@@ -54,6 +54,7 @@ else
   echo "no knob won: the campaign check waits for a new version"
 fi
 echo "#### 3. device-time proof $(date -u +%T)"
-timeout "${DEVTIME_TIMEOUT:-240}" python3 -m pytest -m gpu tests/test_gpu_device_time.py -q -s -p no:cacheprovider 2>&1 \
+timeout "${DEVTIME_TIMEOUT:-240}" python3 -m pytest -m gpu tests/test_gpu_device_time.py -q -s -p no:cacheprovider \
+  2>&1 \
   | tee "$OUT/pytest_devtime.log" | grep -vE "^\[" | tail -30
 echo "#### done $(date -u +%T)"

@@ -31,7 +31,8 @@ echo "pick: ${pick:-none}"; mkdir -p .experiments; E=.experiments/04_pingpong.cu
 sed -i 's/^#define CAUSAL_ORDER 2 /#define CAUSAL_ORDER 3 /' $E
 [ "$pick" = persist ] && sed -i 's/^#define CAUSAL_PERSIST 0 /#define CAUSAL_PERSIST 32/' $E
 grep -E "^#define (CAUSAL_ORDER|CAUSAL_PERSIST) " $E
-notes="v10 from run 28's interleaved A/B: CAUSAL_ORDER 3$([ "$pick" = persist ] && echo ", CAUSAL_PERSIST 32 (own instantiation)")"
+extra=$([ "$pick" = persist ] && echo ", CAUSAL_PERSIST 32 (own instantiation)")
+notes="v10 from run 28's interleaved A/B: CAUSAL_ORDER 3$extra"
 timeout "${CAMPAIGN_TIMEOUT:-200}" bash scripts/gpu_campaign_check.sh $E "$notes"
 grep -E "^(geomean|all correct|suspicion|stop)" "$OUT/campaign_check.log" | head
 grep -A3 "=== QUESTION" "$OUT/campaign_check.log"

@@ -36,7 +36,8 @@ else
 fi
 echo "#### 3. walls $(date -u +%T)"
 left=$(( ${CALL_BUDGET:-565} - SECONDS ))
-timeout $(( left * 3 / 4 )) python3 -m pytest -m gpu tests/test_security_gpu.py -q -s -rA -p no:cacheprovider -W ignore \
+timeout $(( left * 3 / 4 )) python3 -m pytest -m gpu tests/test_security_gpu.py -q -s -rA -p no:cacheprovider \
+  -W ignore \
   > "$OUT/pytest_walls_gpu.log" 2>&1
 grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|^held:|probe uid|passed|failed" "$OUT/pytest_walls_gpu.log" | cut -c1-300
 left=$(( ${CALL_BUDGET:-565} - SECONDS )); [ "$left" -lt 20 ] && left=20

@@ -14,7 +14,8 @@ echo "smoke rc $?"; grep -E "^(geomean|all_correct)" "$OUT/smoke.log" | head -3
 echo "#### 1. ncu behind the walls $(date -u +%T)"
 timeout "${NCU_TIMEOUT:-240}" python3 -m pytest -m gpu tests/test_security_gpu.py -k ncu -q -s -rA -p no:cacheprovider \
   -W ignore --tb=short > "$OUT/pytest_ncu_walls.log" 2>&1
-echo "ncu walls rc $?"; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|^E " "$OUT/pytest_ncu_walls.log" | head -20
+echo "ncu walls rc $?"
+grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|passed|failed|^E " "$OUT/pytest_ncu_walls.log" | head -20
 echo "#### 2. A/B on the causal shapes, interleaved $(date -u +%T)"
 OUT=$OUT/ab timeout "${AB_TIMEOUT:-150}" python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 8 --cap 0.15 \
   --suite kernels/attn_fwd/suites/full.csv --only _c1,prefill --kernels $K $K:CAUSAL_LPT_WALK=1 > "$OUT/ab/log.txt" 2>&1
