@@ -5,6 +5,7 @@ raylet and workers down when it is sent SIGTERM; nothing else on the machine is 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -46,9 +47,19 @@ class RayHead:
         if cpus:
             command.append(f"--num-cpus={cpus}")
         self._log = open(log or os.devnull, "ab")
+        # Token authentication, decided here and not by the machine: Ray 2.60's `ray start --head` turns it on only
+        # when ~/.ray/auth_token exists (this CPU machine had one, the fresh H200 of session 9 did not, and a driver
+        # told RAY_AUTH_MODE=token then refused to connect). The head gets a token of its own, 0600 in its temp dir,
+        # and this process (the driver) the same mode and path.
+        token_path = Path(self.temp_dir) / "auth_token"
+        token_path.touch(mode=0o600)
+        token_path.write_text(secrets.token_hex(32))
+        self.auth_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_path)}
         t0 = time.monotonic()
         # the head's workers inherit this environment (WORKBENCH_CACHE, PYTHONPATH with the carried wheels)
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        env={**env, **self.auth_env})
         address_file = Path(self.temp_dir) / "ray_current_cluster"
         while not address_file.exists():                   # written once the GCS and the raylet are up
             if self.process.poll() is not None or time.monotonic() - t0 > START_LIMIT_S:
@@ -57,8 +68,8 @@ class RayHead:
                                    f"output: {log or 'pass log=PATH'}")
             time.sleep(0.2)
         self.start_s = time.monotonic() - t0
-        # Ray 2.60 turns token authentication on for the head it starts; a driver given an address must be told
-        os.environ.setdefault("RAY_AUTH_MODE", "token")
+        os.environ.pop("RAY_AUTH_TOKEN", None)             # would win over the path: the driver uses this head's
+        os.environ.update(self.auth_env)
 
     def stop(self) -> None:
         """SIGTERM to `ray start` alone, which stops its GCS, raylet and workers (~3 s here; a SIGTERM to the whole

@@ -18,12 +18,12 @@ CPU_RUN = ["--cpu", "--suite", "smoke", "--anchors", "", "--head"]
 contained_here = pytest.mark.skipif(os.geteuid() != 0, reason="the contained worker needs root")
 
 
-def env_for(tmp_path) -> dict:
-    return dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_CACHE=str(tmp_path / "cache"))
+def env_for(tmp_path, **extra) -> dict:
+    return dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_CACHE=str(tmp_path / "cache"), **extra)
 
 
-def run(args, tmp_path, timeout=900):
-    return subprocess.run(SCRIPT + args, cwd=ROOT, env=env_for(tmp_path), capture_output=True, text=True,
+def run(args, tmp_path, timeout=900, **extra):
+    return subprocess.run(SCRIPT + args, cwd=ROOT, env=env_for(tmp_path, **extra), capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -37,6 +37,24 @@ def processes_naming(text: str) -> list:
         except OSError:
             continue
     return found
+
+
+@contained_here
+def test_the_head_brings_its_own_token_on_a_machine_that_has_none(tmp_path):
+    """A fresh machine has no ~/.ray/auth_token, so `ray start --head` runs without token authentication there; the
+    H200 of session 9 showed a driver told RAY_AUTH_MODE=token then refusing to connect. The head now gets a token
+    of its own and the driver its path, whatever the machine holds (HOME empty here, RAY_AUTH_MODE unset)."""
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'ray>=2.9'")
+    home = tmp_path / "home"
+    home.mkdir()
+    extra = {"HOME": str(home)}
+    env_keys = [k for k in os.environ if k.startswith("RAY_AUTH")]
+    done = subprocess.run(SCRIPT + ["one", *CPU_RUN, "--rounds", "1", "--json", str(tmp_path / "one.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env={k: v for k, v in env_for(tmp_path, **extra).items() if k not in env_keys})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "ray_pool_check one: 4 ok, 0 FAIL" in done.stdout
+    assert not (home / ".ray" / "auth_token").exists()      # the machine's token store was not what it used
 
 
 @contained_here

@@ -147,3 +147,45 @@ def _comm(proc: Path) -> str:
         return (proc / "comm").read_text().strip()
     except OSError:
         return ""
+
+
+HANGER = r"""
+__attribute__((constructor)) static void hang(void) { for (;;) asm volatile(""); }   /* never gets going */
+extern "C" int attn_fwd(const void*, const void*, const void*, void*, void*, int, int, int, int, int, int, int,
+                        float, void*) { return 0; }
+"""
+
+
+@needs_nvcc
+@needs_root
+def test_ncu_profile_of_a_candidate_that_hangs_returns_one_line_at_its_limit(tmp_path, monkeypatch):
+    """On the H200 (session 9) a constructor that forks and touches CUDA hung under the real Nsight Compute, and the
+    tool waited its full 600 s. The wait is bounded by NCU_TIMEOUT_S, the tree is killed, the answer is one line."""
+    import time
+    from workbench.agent import tools
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ncu").write_text(FAKE_NCU.format(python=sys.executable))
+    (bin_dir / "ncu").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("WORKBENCH_PROBE_PORT", "9")
+    monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
+    monkeypatch.setattr(tools, "NCU_TIMEOUT_S", 5.0)
+    ws = Workspace.create(tmp_path / "campaigns", "c1", None, {"suite": "smoke"}, kernel_text=HANGER)
+    box = Toolbox(ws, SequenceEvaluator([1.0]), HarnessDefaults(suite="smoke", cache_dir=str(tmp_path / "cache")))
+    started = time.monotonic()
+    out = box.run("ncu_profile", {"scenario": "smoke_basic"})
+    took = time.monotonic() - started
+    assert out.is_error and "did not finish in 5 s" in out.text and "\n" not in out.text, out.text
+    assert took < 120, took                                    # the build (nvcc) and five seconds of the hang
+    time.sleep(0.5)
+    mine = f"workbench-run-{os.getpid()}-".encode()          # the contained run's plan names its caller's pid
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and mine in _cmdline(p)]
+    assert not left, left
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -89,6 +89,12 @@ TOOL_SPECS = [
 _TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict}
 
 
+# One profiled launch of one scenario takes seconds (session 8/9 on the H200: 10-40 s with the replays); a
+# candidate that hangs under the profiler (a constructor doing CUDA work and forking, session 9) must not hold the
+# agent's turn for ten minutes.
+NCU_TIMEOUT_S = 240.0
+
+
 def ncu_argv(ncu: str, metrics: list, suite: str, scenario: str, problem: str = "") -> list[str]:
     """Nsight Compute on launch_one, as run inside the sandbox ({private}: the private folder, the kernel there).
     Only the application process is profiled: with `--target-processes all` ncu injects itself into every process
@@ -334,9 +340,12 @@ class Toolbox:
             files["suite.csv"], suite = suite, "{private}/lib/suite.csv"
         metrics = list(NCU_METRICS)
         for _ in range(3):   # an ncu version that lacks a metric refuses the whole set: drop it and retry
-            run = run_contained(ncu_argv(ncu, metrics, suite, scenario, self.defaults.problem), files, timeout_s=600)
+            run = run_contained(ncu_argv(ncu, metrics, suite, scenario, self.defaults.problem), files,
+                                timeout_s=NCU_TIMEOUT_S)
             if run.timed_out:
-                return ToolOutcome("ncu timed out after 600 s", True)
+                return ToolOutcome(f"ncu_profile: the profiled run of {scenario} did not finish in {NCU_TIMEOUT_S:.0f}"
+                                   " s and was killed with everything it started (a kernel or a constructor that "
+                                   "hangs under the profiler); profile a smaller scenario or fix the hang", True)
             unknown = unknown_ncu_metrics(run.stdout + run.stderr, metrics)
             if run.returncode == 0 or not unknown:
                 break
