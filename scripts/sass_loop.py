@@ -7,6 +7,7 @@
     #   cuobjdump -sass -fun <mangled name> <cubin> > fa3.sass
     python3 scripts/sass_loop.py fa3.sass FlashAttnFwdSm90
     python3 scripts/sass_loop.py --counts 04.sass attn_wgmma   # whole-function counts of every match
+    python3 scripts/sass_loop.py --all 04.sass CfgILi128ELi128ELi2E   # every HGMMA loop (a peeled mainloop: two)
 
 The function is the first whose name contains the given text. The loop is the smallest one (a backward branch)
 around the largest cluster of HGMMA instructions (the QK^T and PV GEMMs of one iteration). Static counts: a
@@ -47,9 +48,18 @@ def hgmma_clusters(ins: list[tuple[int, str]], gap: int = 60) -> list[list[int]]
 def steady_loop(ins: list[tuple[int, str]]) -> tuple[int, int] | None:
     """(first, last) instruction index of the smallest loop around the largest HGMMA cluster."""
     clusters = hgmma_clusters(ins)
-    if not clusters:
-        return None
-    c = max(clusters, key=len)
+    return loop_around(ins, max(clusters, key=len)) if clusters else None
+
+
+def hgmma_loops(ins: list[tuple[int, str]], min_hgmma: int = 8) -> list[tuple[int, int]]:
+    """Every distinct smallest loop around an HGMMA cluster of at least min_hgmma: a mainloop peeled into a
+    masked and an unmasked loop has two."""
+    found = [loop_around(ins, c) for c in hgmma_clusters(ins) if len(c) >= min_hgmma]
+    return sorted({lp for lp in found if lp is not None})
+
+
+def loop_around(ins: list[tuple[int, str]], c: list[int]) -> tuple[int, int] | None:
+    """(first, last) instruction index of the smallest backward branch's loop that holds cluster c."""
     where = {a: i for i, (a, _) in enumerate(ins)}
     best = None
     for i in range(c[-1], len(ins)):
@@ -79,10 +89,11 @@ def counts_line(name: str, ins: list[tuple[int, str]]) -> str:
 
 def main(argv: list[str]) -> int:
     whole = argv[:1] == ["--counts"]
-    if whole:
+    every = argv[:1] == ["--all"]
+    if whole or every:
         argv = argv[1:]
     if len(argv) != 2:
-        print("usage: sass_loop.py [--counts] SASS_FILE FUNCTION_SUBSTRING", file=sys.stderr)
+        print("usage: sass_loop.py [--counts | --all] SASS_FILE FUNCTION_SUBSTRING", file=sys.stderr)
         return 2
     path, want = argv
     try:
@@ -100,16 +111,16 @@ def main(argv: list[str]) -> int:
             print(counts_line(name, ins))
         return 0
     name, ins = next(iter(funcs.items()))
-    loop = steady_loop(ins)
-    if loop is None:
+    loops = hgmma_loops(ins) if every else [steady_loop(ins)]
+    if not loops or loops[0] is None:
         print(f"sass_loop: {name[:80]}...: no HGMMA loop found", file=sys.stderr)
         return 1
-    first, last = loop
-    mix = collections.Counter(opcode(s) for _, s in ins[first:last + 1])
     print(f"{name[:100]}")
-    print(f"  function {len(ins)} instructions; loop {ins[first][0]:#x}-{ins[last][0]:#x}: {last - first + 1} "
-          f"instructions, HGMMA {mix['HGMMA']}")
-    print("  " + " ".join(f"{k}:{v}" for k, v in mix.most_common(30)))
+    for first, last in loops:
+        mix = collections.Counter(opcode(s) for _, s in ins[first:last + 1])
+        print(f"  function {len(ins)} instructions; loop {ins[first][0]:#x}-{ins[last][0]:#x}: {last - first + 1} "
+              f"instructions, HGMMA {mix['HGMMA']}")
+        print("  " + " ".join(f"{k}:{v}" for k, v in mix.most_common(30)))
     return 0
 
 

@@ -73,7 +73,10 @@
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent
 #endif
 #ifndef CAUSAL_LPT_WALK
-#define CAUSAL_LPT_WALK 0   // @knob CAUSAL_LPT_WALK 0 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
+#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
+#endif
+#ifndef MASK_PEEL
+#define MASK_PEEL 0         // @knob MASK_PEEL 0 {0,1}  the blocks that need a mask in a loop of their own (run 31)
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
@@ -696,6 +699,23 @@ __device__ __forceinline__ void mask_block(float (&sc)[C::BN / 2], const Params&
     }
 }
 
+// How many iterations, from the first (the top key block, range.y - 1, downwards), may need mask_block: the
+// blocks past seqlen_k's last full block and, causal, those right of this warpgroup's first row's diagonal.
+// Both conditions only hold from some block up, so they are a prefix of the walk; floor division because
+// q_first + offset - BN can be negative.
+__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+template <class C>
+__device__ __forceinline__ int masked_iters(const Params& p, int2 range, int q_first) {
+    // block n needs a mask iff n*BN + BN > seqlen_k, or causal and n*BN + BN - 1 > q_first + offset
+    int first = floor_div(p.seqlen_k - C::BN, C::BN) + 1;
+    if (p.causal) first = min(first, floor_div(q_first + p.seqlen_k - p.seqlen_q - C::BN + 1, C::BN) + 1);
+    return range.y - max(first, range.x);
+}
+template <bool B>
+struct BoolTag { static constexpr bool value = B; };   // a compile-time flag through a generic lambda
+constexpr BoolTag<true> kTrue{};
+constexpr BoolTag<false> kFalse{};
+
 // ---- consumer: softmax
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
 // max, alpha = exp2(old max - new max), and p = exp2(s * scale - max) in place of the scores.
@@ -884,7 +904,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             pack_p<C>(sc, pa);
             TL_MARK(2);
         }
-        for (int i = 1; i < n_iter; ++i) {
+        // one key block: S_i with PV_{i-1}; kMask: the block may need mask_block (its own loop under MASK_PEEL)
+        auto block = [&](const int i, auto mask_tag) {
+            constexpr bool kMask = decltype(mask_tag)::value;
             const int n = range.y - 1 - i;
             const int s = stage_of<C>(it + i), sv = stage_of<C>(it + i - 1);
             float sc[BN / 2];
@@ -906,13 +928,21 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
-            mask_block<C>(sc, p, n, q_first, row0, col0);
+            if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
             pack_p<C>(sc, pa);
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
+        };
+        if constexpr (MASK_PEEL) {
+            const int n_masked = min(n_iter, masked_iters<C>(p, range, q_first));   // the first ones (top blocks)
+            int i = 1;
+            for (; i < n_masked; ++i) block(i, kTrue);
+            for (; i < n_iter; ++i) block(i, kFalse);
+        } else {
+            for (int i = 1; i < n_iter; ++i) block(i, kTrue);
         }
         // ---- last PV
         TL_MARK(3);
