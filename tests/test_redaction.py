@@ -98,3 +98,16 @@ def test_lone_surrogates_are_replaced():
     assert replace_surrogates("a\ud800b") == "a\ufffdb"
     assert replace_surrogates("ok \U0001F600") == "ok \U0001F600"
     replace_surrogates("a\udfff").encode("utf-8")
+
+
+def test_short_neighbouring_values_that_run_together_into_40_characters_are_kept():
+    # a campaign's state on the H200 (2026-12-03): the values joined make a 40-character mixed-case run, the shape
+    # of an AWS secret key; redacting it had replaced the question id, the trigger and the source
+    question = {"kind": "intervention_fired", "turn": 9, "intervention_id": "da8c93057742", "trigger": "suspicious",
+                "source": "bank", "question_id": "q038", "text": "Could a race between the stage"}
+    assert redact_json(question) == question
+
+
+def test_a_key_by_shape_split_over_two_values_is_still_caught():
+    clean = redact_json({"a": "key wJalrXUtnFEMI/K7MDEN", "b": "G/bPxRfiCYEXAMPLEKEY end"})
+    assert "wJalrXUtnFEMI" not in json.dumps(clean) and "EXAMPLEKEY" not in json.dumps(clean)

@@ -35,7 +35,7 @@ from typing import Iterable, TextIO
 
 from workbench.secret_forms import (MIN_FRAGMENT_CHARS, MIN_SECRET_CHARS, SECRET_NAME, env_index,  # noqa: F401
                                     environment_read_once)
-from workbench.secret_shapes import shape_spans
+from workbench.secret_shapes import AWS_SECRET, shape_spans
 
 REDACTED = "[REDACTED]"
 INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -153,8 +153,7 @@ def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]
         while True:
             inside = bounds[bisect.bisect_left(bounds, lo):bisect.bisect_right(bounds, hi)]
             spans = [(lo + a, lo + b) for a, b in secret_spans(joined(lo, hi))]
-            crossing = [(a, b) for a, b in spans
-                        if bisect.bisect_right(inside, a) < bisect.bisect_left(inside, b)]
+            crossing = [(a, b) for a, b in spans if _real_crossing(inside, a, b, joined)]
             at_edge = [(a, b) for a, b in crossing if (a == lo and lo > 0) or (b == hi and hi < total)]
             if not at_edge or grow >= MAX_JOIN_WINDOW:
                 break
@@ -163,6 +162,17 @@ def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]
         found += crossing
         k = bisect.bisect_right(bounds, hi)     # a grown window covered the boundaries up to its end
     return found
+
+
+def _real_crossing(inside: list[int], a: int, b: int, joined) -> bool:
+    """Whether span [a, b) of the joined pieces runs across a boundary as a split secret would. A match by
+    shape alone (an AWS secret key: any 40 base64 characters of mixed case) across two or more boundaries is
+    not one: short neighbouring values run together make it ("fired" + an id + "suspicious" + "bank" + "q038" +
+    "Could" in a campaign's state, 2026-12-03), and redacting them destroyed the record's question id."""
+    crossed = bisect.bisect_left(inside, b) - bisect.bisect_right(inside, a)
+    if crossed == 0:
+        return False
+    return crossed == 1 or not AWS_SECRET.fullmatch(joined(a, b))
 
 
 def redact_pieces(pieces: Iterable[str | None], context: str = "") -> list:

@@ -14,8 +14,8 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race): v8 0.972x FA3 (run 18);
-// v9 (SPLIT_WAVES 1) 0.984 (run 25); v10 (CAUSAL_ORDER 3, CAUSAL_PERSIST 32) 0.990 (A 0.947 B 0.929 C 0.984
-// D 1.172), run 28 of docs/kernel_ladder.md.
+// v9 (SPLIT_WAVES 1) 0.984 (run 25); v10 (CAUSAL_ORDER 3, CAUSAL_PERSIST 32) 0.990 (run 28); v11 (d64 persistent
+// only to 8 blocks) 0.990 (A 0.945 B 0.931 C 0.982 D 1.170), run 29 of docs/kernel_ladder.md.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -24,8 +24,8 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST; SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
-//   timestamps, scripts/tile_timeline.py).
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK (prepared, run 30); SHORT_KEYS, SPLIT_KV,
+//   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
@@ -72,6 +72,12 @@
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent
 #endif
+#ifndef CAUSAL_LPT_WALK
+#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
+#endif
+#ifndef MASK_PEEL
+#define MASK_PEEL 0         // @knob MASK_PEEL 0 {0,1}  the blocks that need a mask in a loop of their own (run 31)
+#endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
@@ -104,6 +110,7 @@ struct Params {
     int lpt_units;    // causal, > 0: longest block first within chunks of this many (split, batch, head) units
     int pair_units;   // CAUSAL_PERSIST: the pairs a persistent grid strides over (0: a CTA per pair)
     float scale_log2;
+    int lpt_walk;     // CAUSAL_LPT_WALK: a persistent grid walks the LPT order boustrophedon (last: offsets kept)
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -510,7 +517,9 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
 // p.pair_units the tiles blockIdx.x + j * gridDim.x; with it the CTA strides over the pair units of a paired grid,
 // u = blockIdx.x + i * gridDim.x, the long tile u then its short partner (cta_tile), so a persistent CTA's producer
 // runs into the next pair while the consumers finish this one. Producer and consumers both walk through here: one
-// sequence. The trip count is fixed before the loop: an exit on cta_tile's result (-1 past the last) made ptxas
+// sequence. With p.lpt_walk (an unpaired LPT grid) CTA c takes tiles c, 2g-1-c, 2g+c, 4g-1-c, ...: each round
+// of g tiles runs in the opposite direction, so the longest tiles of one round meet the shortest of the next
+// (scripts/causal_schedule_model.py). The trip count is fixed before the loop: an exit on cta_tile's result made ptxas
 // keep the producer's loop state in vector registers, not uniform ones, and the 24-register producer spilled
 // (48-108 bytes of stores in every instantiation, ptxas -v). tests/test_persist_tiles.py runs cta_walk on the host.
 #if CAUSAL_PERSIST
@@ -523,12 +532,17 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
         const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = u % P;
         return r < P2 ? p.pair_units + (u / P) * P2 + r : -1;
     }
+    if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
 }
 template <class Body>
 __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
     const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
-    const int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
+    int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
+    if (CAUSAL_LPT_WALK && p.lpt_walk) {   // full rounds, then the partial one: its first r slots (even) or last r
+        const int rounds = n_tiles / g, r = n_tiles - rounds * g;
+        steps = rounds + ((rounds & 1) ? (c >= g - r) : (c < r));
+    }
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
         if (tile >= 0) body(tile_of(p, tile), k++);
@@ -684,6 +698,23 @@ __device__ __forceinline__ void mask_block(float (&sc)[C::BN / 2], const Params&
         }
     }
 }
+
+// How many iterations, from the first (the top key block, range.y - 1, downwards), may need mask_block: the
+// blocks past seqlen_k's last full block and, causal, those right of this warpgroup's first row's diagonal.
+// Both conditions only hold from some block up, so they are a prefix of the walk; floor division because
+// q_first + offset - BN can be negative.
+__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+template <class C>
+__device__ __forceinline__ int masked_iters(const Params& p, int2 range, int q_first) {
+    // block n needs a mask iff n*BN + BN > seqlen_k, or causal and n*BN + BN - 1 > q_first + offset
+    int first = floor_div(p.seqlen_k - C::BN, C::BN) + 1;
+    if (p.causal) first = min(first, floor_div(q_first + p.seqlen_k - p.seqlen_q - C::BN + 1, C::BN) + 1);
+    return range.y - max(first, range.x);
+}
+template <bool B>
+struct BoolTag { static constexpr bool value = B; };   // a compile-time flag through a generic lambda
+constexpr BoolTag<true> kTrue{};
+constexpr BoolTag<false> kFalse{};
 
 // ---- consumer: softmax
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
@@ -873,7 +904,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             pack_p<C>(sc, pa);
             TL_MARK(2);
         }
-        for (int i = 1; i < n_iter; ++i) {
+        // one key block: S_i with PV_{i-1}; kMask: the block may need mask_block (its own loop under MASK_PEEL)
+        auto block = [&](const int i, auto mask_tag) {
+            constexpr bool kMask = decltype(mask_tag)::value;
             const int n = range.y - 1 - i;
             const int s = stage_of<C>(it + i), sv = stage_of<C>(it + i - 1);
             float sc[BN / 2];
@@ -895,13 +928,21 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
-            mask_block<C>(sc, p, n, q_first, row0, col0);
+            if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
             pack_p<C>(sc, pa);
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
+        };
+        if constexpr (MASK_PEEL) {
+            const int n_masked = min(n_iter, masked_iters<C>(p, range, q_first));   // the first ones (top blocks)
+            int i = 1;
+            for (; i < n_masked; ++i) block(i, kTrue);
+            for (; i < n_iter; ++i) block(i, kFalse);
+        } else {
+            for (int i = 1; i < n_iter; ++i) block(i, kTrue);
         }
         // ---- last PV
         TL_MARK(3);
@@ -1234,12 +1275,20 @@ int launch(const Call& a, cudaStream_t stream) {
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
+    // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
+    // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
+    // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
+    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units &&
+        p.n_mblocks < 128 && ctas_launched > sms) {
+        p.lpt_walk = 1;
+        ctas_launched = sms;
+    }
     if constexpr (CAUSAL_PERSIST != 0) {
-        if (p.pair_units > 0)
+        if (p.pair_units > 0 || p.lpt_walk)
             attn_wgmma_kernel<C, true><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
                                                                                                   tm_o, p);
     }
-    if (p.pair_units == 0)
+    if (p.pair_units == 0 && !p.lpt_walk)
         attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;
