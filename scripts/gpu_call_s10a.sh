@@ -37,5 +37,6 @@ PY
 echo "#### 3. edge $(date -u +%T)"
 OUT=$OUT/edge timeout 90 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 3 --cap 0.05 \
   --suite kernels/attn_fwd/suites/edge.csv --kernels $K $K:$KNOB > "$OUT/edge/log.txt" 2>&1
-grep -cE "FAIL" "$OUT/edge/log.txt"; grep -E "FAIL" "$OUT/edge/log.txt" | head; sed -n '/^# geomean/,$p' "$OUT/edge/log.txt"
+grep -E "FAIL" "$OUT/edge/log.txt" | head
+sed -n '/^# geomean/,$p' "$OUT/edge/log.txt"
 echo "#### done $(date -u +%T)"
