@@ -78,6 +78,9 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  head_dim 128/256: the masked blocks in a loop of their own
 #endif
+#ifndef PACK_GQA
+#define PACK_GQA 1          // @knob PACK_GQA 0 {0,1}  a GQA group's query heads as rows of one tile (short queries)
+#endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
@@ -111,6 +114,13 @@ struct Params {
     int pair_units;   // CAUSAL_PERSIST: the pairs a persistent grid strides over (0: a CTA per pair)
     float scale_log2;
     int lpt_walk;     // CAUSAL_LPT_WALK: a persistent grid walks the LPT order boustrophedon (last: offsets kept)
+    // PACK_GQA: pack > 1 (the group size) makes a tile's rows (query position, head of the group) pairs, row
+    // r = position * pack + head in group, and the grid's heads the KV heads; Q is then loaded and O stored by
+    // the consumers themselves (the TMA maps have no room for the sixth dimension). Last, so the unpacked
+    // kernels read every other field where they did
+    int pack;
+    const __nv_bfloat16* q;
+    __nv_bfloat16* o;
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -140,8 +150,15 @@ struct Cfg {
     static constexpr int OFF_BAR = OFF_V + STAGES * KV_BYTES;
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
+    static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
     static_assert(SMEM <= 227 * 1024, "shared memory over the sm90 limit");
+};
+// PACK_GQA's instantiation of a configuration: tile rows are (query position, head of the group) pairs. Its own
+// kernel, so the unpacked grids run exactly the code they ran before (one function with both spilled at d256).
+template <class C>
+struct Packed : C {
+    static constexpr bool PACK = true;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -472,7 +489,10 @@ struct Tile {
     int m_block, split, bh, b, h, hk;
 };
 
+// kPack (Packed<C> kernels): the grid's heads are the KV heads
+template <bool kPack = false>
 __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
+    const int heads = kPack ? p.heads_kv : p.heads_q;
     // Query blocks of one head next to each other, so the CTAs running at once stream the same K/V
     // (L2 hits; heads of one GQA group are neighbours too). Causal: each head's longest blocks first, so a
     // head's short blocks fill the gaps the next head's long ones leave.
@@ -482,7 +502,7 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // ids [0, G): the long half of the query blocks, ids [G, 2G): the short half, so that CTA c runs
         // block n-1-j and then block j of the same head: every CTA has about the same work, and the second
         // tile's Q and first K load while the first one finishes (the start-up cost is paid once per pair).
-        const int P = p.n_mblocks - p.n_mblocks / 2, G = P * p.n_splits * p.batch * p.heads_q;
+        const int P = p.n_mblocks - p.n_mblocks / 2, G = P * p.n_splits * p.batch * heads;
         if (id < G) {
             t.m_block = p.n_mblocks - 1 - id % P;
             rest = id / P;
@@ -496,7 +516,7 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // short ones fill the gaps (head-major order left some heads' longest blocks for the last wave:
         // C_s1000_d64_c1, 1.94 waves, SMs active 65 % of the time). A chunk is one grid (CAUSAL_ORDER 1, K/V
         // in L2), or the heads whose K/V fit in L2 together (CAUSAL_ORDER 2, FA3's L2-aware LPT order).
-        const int units = p.n_splits * p.batch * p.heads_q, c = p.lpt_units, n = p.n_mblocks;
+        const int units = p.n_splits * p.batch * heads, c = p.lpt_units, n = p.n_mblocks;
         const int chunk = id / (c * n), r = id - chunk * c * n, size = min(c, units - chunk * c);
         t.m_block = n - 1 - r / size;
         rest = chunk * c + r % size;
@@ -507,9 +527,9 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     }
     t.split = rest % p.n_splits;
     t.bh = rest / p.n_splits;
-    t.b = t.bh / p.heads_q;
-    t.h = t.bh % p.heads_q;
-    t.hk = t.h / p.group;
+    t.b = t.bh / heads;
+    t.h = t.bh % heads;               // packed: the KV head
+    t.hk = kPack ? t.h : t.h / p.group;
     return t;
 }
 
@@ -550,12 +570,17 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
 }
 #endif
 
+// The query position of tile row r (packed rows: r / pack).
+template <class C>
+__device__ __forceinline__ int query_pos(const Params& p, int r) { return C::PACK ? r / p.pack : r; }
+
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
 // are never visited (row i sees keys j <= i + seqlen_k - seqlen_q).
 template <class C>
 __device__ __forceinline__ int2 key_blocks(const Params& p, int m_block, int split) {
     int kend = p.seqlen_k;
-    if (p.causal) kend = min(kend, (m_block + 1) * C::BM + p.seqlen_k - p.seqlen_q);
+    const int rows_end = C::PACK ? query_pos<C>(p, (m_block + 1) * C::BM - 1) + 1 : (m_block + 1) * C::BM;
+    if (p.causal) kend = min(kend, rows_end + p.seqlen_k - p.seqlen_q);
     const int n_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
     const int b0 = split * p.blocks_per_split;
     return make_int2(min(b0, n_blocks), min(n_blocks, b0 + p.blocks_per_split));
@@ -605,7 +630,7 @@ __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, i
 // left the Q buffers, then the K/V stream. `it` counts key blocks over all tiles of this CTA (ring slot
 // and phase), `tile_iter` the tiles (phase of the Q barriers).
 template <class C>
-__device__ __forceinline__ void produce(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
+__device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                         const Tile& t, int2 range, int it, int tile_iter, uint32_t sQ, uint32_t sK,
                                         uint32_t sV, const Bars& bar) {
     const int n_iter = range.y - range.x;
@@ -613,7 +638,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* tm_q, const CUtensorM
     const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
 #pragma unroll
-    for (int w = 0; w < C::NWG; ++w) {
+    for (int w = 0; w < C::NWG && !C::PACK; ++w) {   // packed rows: each consumer loads its own Q
         mbar_wait(bar.q_empty(buf, w), q_phase ^ 1);
         mbar_expect_tx(bar.q_full(buf, w), C::Q_WG_BYTES);
         tma_load_5d(sQ + (C::NWG * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
@@ -681,15 +706,17 @@ __device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&
 // diagonal); only blocks that cross seqlen_k or the warpgroup's diagonal need it (warp-uniform test).
 // One limit per row: column 8j + e of this thread (key k0 + col0 + 8j + e) is visible iff 8j + e <= lim,
 // so each element costs one compare with an immediate and one select.
+// Packed rows (PACK_GQA) are tested at their query positions, found here and not kept across the loop (d256's
+// consumer spilled with them live).
 template <class C>
 __device__ __forceinline__ void mask_block(float (&sc)[C::BN / 2], const Params& p, int n, int q_first, int row0,
                                            int col0) {
     const int k0 = n * C::BN, offset = p.seqlen_k - p.seqlen_q;
-    if (k0 + C::BN > p.seqlen_k || (p.causal && k0 + C::BN - 1 > q_first + offset)) {
+    if (k0 + C::BN > p.seqlen_k || (p.causal && k0 + C::BN - 1 > query_pos<C>(p, q_first) + offset)) {
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
             int lim = p.seqlen_k - 1 - (k0 + col0);
-            if (p.causal) lim = min(lim, row0 + 8 * hf + offset - (k0 + col0));
+            if (p.causal) lim = min(lim, query_pos<C>(p, row0 + 8 * hf) + offset - (k0 + col0));
 #pragma unroll
             for (int j = 0; j < C::BN / 8; ++j)
 #pragma unroll
@@ -702,13 +729,13 @@ __device__ __forceinline__ void mask_block(float (&sc)[C::BN / 2], const Params&
 // How many iterations, from the first (the top key block, range.y - 1, downwards), may need mask_block: the
 // blocks past seqlen_k's last full block and, causal, those right of this warpgroup's first row's diagonal.
 // Both conditions only hold from some block up, so they are a prefix of the walk; floor division because
-// q_first + offset - BN can be negative.
+// pos_first + offset - BN can be negative.
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 template <class C>
-__device__ __forceinline__ int masked_iters(const Params& p, int2 range, int q_first) {
-    // block n needs a mask iff n*BN + BN > seqlen_k, or causal and n*BN + BN - 1 > q_first + offset
+__device__ __forceinline__ int masked_iters(const Params& p, int2 range, int pos_first) {
+    // block n needs a mask iff n*BN + BN > seqlen_k, or causal and n*BN + BN - 1 > pos_first + offset
     int first = floor_div(p.seqlen_k - C::BN, C::BN) + 1;
-    if (p.causal) first = min(first, floor_div(q_first + p.seqlen_k - p.seqlen_q - C::BN + 1, C::BN) + 1);
+    if (p.causal) first = min(first, floor_div(pos_first + p.seqlen_k - p.seqlen_q - C::BN + 1, C::BN) + 1);
     return range.y - max(first, range.x);
 }
 template <bool B>
@@ -799,6 +826,32 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
     }
+    if constexpr (C::PACK) {
+        // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {
+            const int g = row0 + 8 * hf, s = g / p.pack, h = t.h * p.pack + g % p.pack;
+            if (s >= p.seqlen_q) continue;
+            const int64_t bh = (int64_t)t.b * p.heads_q + h;
+            if (p.n_splits == 1) {
+                __nv_bfloat16* op = p.o + (((int64_t)t.b * p.seqlen_q + s) * p.heads_q + h) * D + col0;
+#pragma unroll
+                for (int j = 0; j < D / 8; ++j)
+                    *reinterpret_cast<uint32_t*>(op + 8 * j) =
+                        pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
+                if ((lane & 3) == 0) p.lse[bh * p.seqlen_q + s] = lse_row[hf];
+            } else {
+                const int64_t prow = ((int64_t)t.split * p.batch * p.heads_q + bh) * p.seqlen_q + s;
+                float* op = p.o_part + prow * D + col0;
+#pragma unroll
+                for (int j = 0; j < D / 8; ++j)
+                    *reinterpret_cast<float2*>(op + 8 * j) =
+                        make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
+                if ((lane & 3) == 0) p.lse_part[prow] = lse_row[hf];
+            }
+        }
+        return;
+    }
     if (p.n_splits == 1) {
         // every wgmma that read this Q buffer has completed (wait_group 0 above), so it can hold O
 #pragma unroll
@@ -843,6 +896,30 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
     }
 }
 
+// ---- packed rows (PACK_GQA): Q in, O out, by the consumer warpgroup itself
+// The warpgroup's 64 rows of Q into its buffer in the TMA's layout (D/64 chunks of 64 rows x 128 B, 128-byte
+// swizzle), rows past seqlen_q as zeros; then visible to the wgmma (async proxy) and to the whole warpgroup.
+// Its previous tile's wgmmas have all completed (wait_group 0), and no O store reads the buffer when packed.
+template <class C>
+__device__ __forceinline__ void load_packed_q(const Params& p, const Tile& t, uint32_t sQw, int q_first, int ltid,
+                                              int wq) {
+    constexpr int CHUNKS = C::D / 8;                   // 16-byte pieces per row
+    named_barrier_sync(1 + wq, 128);                   // every warp's last wgmma on this buffer has completed
+#pragma unroll(C::D == 256 ? 1 : 2)   // d256's packed consumer spilled 8 bytes at 2
+    for (int i = ltid; i < 64 * CHUNKS; i += 128) {
+        const int r = i / CHUNKS, j = i % CHUNKS, g = q_first + r;
+        const int s = g / p.pack, h = t.h * p.pack + g % p.pack;
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        if (s < p.seqlen_q)
+            v = *reinterpret_cast<const uint4*>(p.q + (((int64_t)t.b * p.seqlen_q + s) * p.heads_q + h) * C::D + 8 * j);
+        const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                     : "memory");
+    }
+    fence_proxy_async();
+    named_barrier_sync(1 + wq, 128);
+}
+
 // ---- consumer: mainloop
 // One tile of one consumer: S_0 alone, then S_i = Q K_i^T and O += P_{i-1} V_{i-1} in flight together with
 // the softmax of block i under PV_{i-1} (and the other consumers' GEMMs), then the last PV and the epilogue.
@@ -871,7 +948,10 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     TileClock tl;
 #endif
     TL_START();
-    mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
+    if constexpr (C::PACK)
+        load_packed_q<C>(p, t, sQw, q_first, ltid, wq);
+    else
+        mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
     TL_MARK(0);
     it = __shfl_sync(0xffffffffu, it, 0);
     range.x = __shfl_sync(0xffffffffu, range.x, 0);
@@ -938,7 +1018,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         };
         // run 31: the peeled loop gained 3-5 % at head_dim 128 and 256 and lost 2.5 % at 64, so d64 keeps one loop
         if constexpr (MASK_PEEL && C::D >= 128) {
-            const int n_masked = min(n_iter, masked_iters<C>(p, range, q_first));   // the first ones (top blocks)
+            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));   // the first ones (top blocks)
             int i = 1;
             for (; i < n_masked; ++i) block(i, kTrue);
             for (; i < n_iter; ++i) block(i, kFalse);
@@ -991,7 +1071,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
     // the warpgroup index through a shfl (CUTLASS's canonical_warp_group_idx) is provably warp-uniform, so the
     // shared-memory addresses and wgmma descriptors derived from it can live in uniform registers
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
-    const int n_tiles = p.n_mblocks * p.n_splits * p.batch * p.heads_q;
+    const int n_tiles = p.n_mblocks * p.n_splits * p.batch * (C::PACK ? p.heads_kv : p.heads_q);
 
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -1023,15 +1103,15 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
             if constexpr (kWalk) {
                 cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                     const int2 range = key_blocks<C>(p, t.m_block, t.split);
-                    produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
+                    produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                     it += max(0, range.y - range.x);
                 });
             } else
 #endif
             for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-                const Tile t = tile_of(p, tile);
+                const Tile t = tile_of<C::PACK>(p, tile);
                 const int2 range = key_blocks<C>(p, t.m_block, t.split);
-                produce<C>(&tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
+                produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
                 it += max(0, range.y - range.x);
                 ++k;
             }
@@ -1051,7 +1131,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         } else
 #endif
         for (int k = 0, tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-            const Tile t = tile_of(p, tile);
+            const Tile t = tile_of<C::PACK>(p, tile);
             const int2 range = key_blocks<C>(p, t.m_block, t.split);
             consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
             it += max(0, range.y - range.x);
@@ -1164,6 +1244,15 @@ int ensure_workspace(size_t bytes) {
     return cudaSuccess;
 }
 
+// PACK_GQA: FA3's rule (hopper/heuristics.h should_pack_gqa): pack a GQA group's query heads into the rows of
+// one tile when the tiles' row occupancy unpacked is under 90 % of what packing gives (short query lengths:
+// decode, few-token prefill), where a 128-row tile would otherwise run mostly empty rows.
+bool pack_gqa(int seqlen_q, int group, int block_m) {
+    if (group <= 1 || seqlen_q <= 0) return false;
+    auto occupancy = [&](long long rows) { return (double)rows / (double)(((rows + block_m - 1) / block_m) * block_m); };
+    return occupancy(seqlen_q) < 0.9 * occupancy((long long)seqlen_q * group);
+}
+
 // Number of key splits: minimise waves x blocks-per-CTA, with a small charge for the merge.
 int choose_splits(long long ctas, int max_blocks, int slots) {
     if (!SPLIT_KV || ctas <= 0 || max_blocks < 2) return 1;
@@ -1202,6 +1291,11 @@ int launch(const Call& a, cudaStream_t stream) {
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
+        if constexpr (PACK_GQA != 0) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
         int dev = 0;
         if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
         if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
@@ -1211,11 +1305,16 @@ int launch(const Call& a, cudaStream_t stream) {
     p.batch = a.batch; p.heads_q = a.heads_q; p.heads_kv = a.heads_kv;
     p.seqlen_q = a.seqlen_q; p.seqlen_k = a.seqlen_k; p.group = a.heads_q / a.heads_kv; p.causal = a.causal;
     p.scale_log2 = a.scale * 1.4426950408889634f;
-    p.n_mblocks = (a.seqlen_q + C::BM - 1) / C::BM;
+    p.q = a.q; p.o = a.o;
+    p.pack = PACK_GQA && pack_gqa(a.seqlen_q, p.group, C::BM) ? p.group : 1;
+    const int heads_grid = p.pack > 1 ? a.heads_kv : a.heads_q;
+    const long long packed_rows = (long long)a.seqlen_q * p.pack;
+    if (packed_rows > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    p.n_mblocks = (int)((packed_rows + C::BM - 1) / C::BM);
     int kend = a.seqlen_k;   // keys visible to the last (longest) query block
-    if (a.causal) kend = min(kend, p.n_mblocks * C::BM + a.seqlen_k - a.seqlen_q);
+    if (a.causal) kend = min(kend, (int)((p.n_mblocks * (long long)C::BM - 1) / p.pack) + 1 + a.seqlen_k - a.seqlen_q);
     const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
-    const long long ctas = (long long)p.n_mblocks * a.batch * a.heads_q;
+    const long long ctas = (long long)p.n_mblocks * a.batch * heads_grid;
     int splits = choose_splits(ctas, max_blocks, sms);   // one CTA per SM (registers and smem)
     p.blocks_per_split = splits > 1 ? (max_blocks + splits - 1) / splits : (max_blocks > 0 ? max_blocks : 1);
     if (splits > 1) splits = (max_blocks + p.blocks_per_split - 1) / p.blocks_per_split;
@@ -1251,19 +1350,20 @@ int launch(const Call& a, cudaStream_t stream) {
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
-    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * a.heads_q;
+    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
     // d64 only to a quarter of the blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28
     const int persist_blocks = C::D == 64 ? CAUSAL_PERSIST / 4 : CAUSAL_PERSIST;
-    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks) {   // pairs of equal work: a balanced stride
+    // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
+    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {   // pairs of equal work: a balanced stride
         p.pair_units = (int)ctas_launched;
         if (ctas_launched > sms) ctas_launched = sms;
     }
     // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
     // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
     // CAUSAL_ORDER 2 keeps LPT inside chunks of heads that fit (a kv head's K/V serves its query group)
-    const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * a.heads_q;
+    const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * heads_grid;
     const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
     if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
     // CAUSAL_ORDER 3: one LPT order over every head under 128 query blocks, whatever the K/V size: chunked LPT
@@ -1273,23 +1373,28 @@ int launch(const Call& a, cudaStream_t stream) {
     if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
     if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
         const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
-        const long long c = (heads_fit > 0 ? heads_fit : 1) * (a.heads_q / a.heads_kv) * splits;
+        const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
     // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
     // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
     // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
-    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units &&
+    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
         p.n_mblocks < 128 && ctas_launched > sms) {
         p.lpt_walk = 1;
         ctas_launched = sms;
     }
+    if constexpr (PACK_GQA != 0) {
+        if (p.pack > 1)
+            attn_wgmma_kernel<Packed<C>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
+                                                                                                   tm_o, p);
+    }
     if constexpr (CAUSAL_PERSIST != 0) {
-        if (p.pair_units > 0 || p.lpt_walk)
+        if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk))
             attn_wgmma_kernel<C, true><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
                                                                                                   tm_o, p);
     }
-    if (p.pair_units == 0 && !p.lpt_walk)
+    if (p.pack == 1 && p.pair_units == 0 && !p.lpt_walk)
         attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || splits == 1) return err;

@@ -13,9 +13,9 @@
 //   combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race): v8 0.972x FA3 (run 18);
-// v9 (SPLIT_WAVES 1) 0.984 (run 25); v10 (CAUSAL_ORDER 3, CAUSAL_PERSIST 32) 0.990 (run 28); v11 (d64 persistent
-// only to 8 blocks) 0.990 (A 0.945 B 0.931 C 0.982 D 1.170), run 29 of docs/kernel_ladder.md.
+// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
+// v11 0.990x FA3 (run 29); v13 (MASK_PEEL, run 31-32) 1.017 (A 0.957 B 0.969 C 1.011 D 1.189), eval 9b04a4c0dde8;
+// v14 (PACK_GQA, run 33) 1.008 on full (run-to-run spread; no full shape packs) and 40 random shapes 0.83 -> 0.94.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -24,7 +24,8 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK (prepared, run 30); SHORT_KEYS, SPLIT_KV,
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
+//   own, d128/d256), PACK_GQA (Packed<Cfg>: short-query GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV,
 //   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
@@ -79,7 +80,7 @@
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  head_dim 128/256: the masked blocks in a loop of their own
 #endif
 #ifndef PACK_GQA
-#define PACK_GQA 0          // @knob PACK_GQA 0 {0,1}  a GQA group's query heads as rows of one tile (short queries)
+#define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
