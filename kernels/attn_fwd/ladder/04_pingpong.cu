@@ -631,7 +631,8 @@ __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, i
 // left the Q buffers, then the K/V stream. `it` counts key blocks over all tiles of this CTA (ring slot
 // and phase), `tile_iter` the tiles (phase of the Q barriers).
 template <class C>
-__device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
+__device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q, const CUtensorMap* tm_k,
+                                        const CUtensorMap* tm_v,
                                         const Tile& t, int2 range, int it, int tile_iter, uint32_t sQ, uint32_t sK,
                                         uint32_t sV, const Bars& bar) {
     const int n_iter = range.y - range.x;
@@ -1019,7 +1020,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         };
         // run 31: the peeled loop gained 3-5 % at head_dim 128 and 256 and lost 2.5 % at 64, so d64 keeps one loop
         if constexpr (MASK_PEEL && C::D >= 128) {
-            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));   // the first ones (top blocks)
+            // the first ones (the top blocks)
+            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));
             int i = 1;
             for (; i < n_masked; ++i) block(i, kTrue);
             for (; i < n_iter; ++i) block(i, kFalse);
@@ -1250,7 +1252,9 @@ int ensure_workspace(size_t bytes) {
 // decode, few-token prefill), where a 128-row tile would otherwise run mostly empty rows.
 bool pack_gqa(int seqlen_q, int group, int block_m) {
     if (group <= 1 || seqlen_q <= 0) return false;
-    auto occupancy = [&](long long rows) { return (double)rows / (double)(((rows + block_m - 1) / block_m) * block_m); };
+    auto occupancy = [&](long long rows) {
+        return (double)rows / (double)(((rows + block_m - 1) / block_m) * block_m);
+    };
     return occupancy(seqlen_q) < 0.9 * occupancy((long long)seqlen_q * group);
 }
 
@@ -1357,7 +1361,8 @@ int launch(const Call& a, cudaStream_t stream) {
     // d64 only to a quarter of the blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28
     const int persist_blocks = C::D == 64 ? CAUSAL_PERSIST / 4 : CAUSAL_PERSIST;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
-    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {   // pairs of equal work: a balanced stride
+    // pairs of equal work: a balanced stride
+    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
         p.pair_units = (int)ctas_launched;
         if (ctas_launched > sms) ctas_launched = sms;
     }
