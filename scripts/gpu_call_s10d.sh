@@ -15,7 +15,8 @@ for leg in edge fresh full; do
   echo "#### $leg $(date -u +%T)"
   OUT=$OUT/$leg timeout 170 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
     --suite "$suite" --kernels $K:PACK_GQA=0 $K:PACK_GQA=1 > "$OUT/$leg/log.txt" 2>&1
-  echo "rc $?"; grep -E "FAIL|interrupted|rror" "$OUT/$leg/log.txt" | head -5; sed -n '/^# geomean/,$p' "$OUT/$leg/log.txt"
+  echo "rc $?"; grep -E "FAIL|interrupted|rror" "$OUT/$leg/log.txt" | head -5
+  sed -n '/^# geomean/,$p' "$OUT/$leg/log.txt"
   n=$(grep -cE "FAIL" "$OUT/$leg/log.txt"); fails=$((fails + n))
 done
 echo "#### campaign $(date -u +%T), failures $fails"
@@ -25,6 +26,7 @@ if [ "$fails" = 0 ]; then
   timeout 170 bash scripts/gpu_campaign_check.sh $E "v14 from run 33: PACK_GQA 1 (short-query GQA shapes packed). \
 q003's answer (gain on scenarios never looked at?): 40 random shapes, v13 x v12 1.0075 (d128 +1.4 %), and they showed \
 the tiny-query GQA shapes at 0.17-0.40x FA3, which this packs" > "$OUT/campaign_check.log" 2>&1
-  grep -E "^(geomean|all correct|suspicion|stop)" "$OUT/campaign_check.log" | head; grep -A3 "=== QUESTION" "$OUT/campaign_check.log"
+  grep -E "^(geomean|all correct|suspicion|stop)" "$OUT/campaign_check.log" | head
+  grep -A3 "=== QUESTION" "$OUT/campaign_check.log"
 fi
 echo "#### done $(date -u +%T)"
