@@ -575,6 +575,11 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
 template <class C>
 __device__ __forceinline__ int query_pos(const Params& p, int r) { return C::PACK ? r / p.pack : r; }
 
+// Packed tile row g as (query position, query head): g = position * pack + head in the tile's KV head's group.
+__device__ __forceinline__ int2 packed_row(const Params& p, const Tile& t, int g) {
+    return make_int2(g / p.pack, t.h * p.pack + g % p.pack);
+}
+
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
 // are never visited (row i sees keys j <= i + seqlen_k - seqlen_q).
 template <class C>
@@ -832,7 +837,8 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
-            const int g = row0 + 8 * hf, s = g / p.pack, h = t.h * p.pack + g % p.pack;
+            const int2 sh = packed_row(p, t, row0 + 8 * hf);
+            const int s = sh.x, h = sh.y;
             if (s >= p.seqlen_q) continue;
             const int64_t bh = (int64_t)t.b * p.heads_q + h;
             if (p.n_splits == 1) {
@@ -909,8 +915,9 @@ __device__ __forceinline__ void load_packed_q(const Params& p, const Tile& t, ui
     named_barrier_sync(1 + wq, 128);                   // every warp's last wgmma on this buffer has completed
 #pragma unroll(C::D == 256 ? 1 : 2)   // d256's packed consumer spilled 8 bytes at 2
     for (int i = ltid; i < 64 * CHUNKS; i += 128) {
-        const int r = i / CHUNKS, j = i % CHUNKS, g = q_first + r;
-        const int s = g / p.pack, h = t.h * p.pack + g % p.pack;
+        const int r = i / CHUNKS, j = i % CHUNKS;
+        const int2 sh = packed_row(p, t, q_first + r);
+        const int s = sh.x, h = sh.y;
         uint4 v = make_uint4(0u, 0u, 0u, 0u);
         if (s < p.seqlen_q)
             v = *reinterpret_cast<const uint4*>(p.q + (((int64_t)t.b * p.seqlen_q + s) * p.heads_q + h) * C::D + 8 * j);
