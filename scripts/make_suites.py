@@ -105,7 +105,29 @@ def edge_suite() -> list[Scenario]:
     return out
 
 
-SUITES = {"smoke": smoke_suite, "dev26": dev26_suite, "full": full_suite, "edge": edge_suite}
+def gqa_short_suite() -> list[Scenario]:
+    """Short queries over grouped K/V heads, where a kernel may pack a group's query heads into the rows of one
+    tile (FA3's PackGQA, 04's PACK_GQA): every group size from 2 to 32, powers of two and not (3, 5, 7: no tile
+    row count divides by them), decode (one query) over long keys (split-KV), causal and not, a packed row count
+    one past a tile, for every head_dim."""
+    out: list[Scenario] = []
+    for d in (64, 128, 256):
+        out += [
+            Scenario(f"G_d{d}_q1_g8_k4395", 16, 64, 8, 1, 4395, d, False, "bf16", "G"),
+            Scenario(f"G_d{d}_q1_g32_k16k_mqa", 2, 32, 1, 1, 16384, d, False, "bf16", "G"),
+            Scenario(f"G_d{d}_q7_g4_k1031_causal", 32, 32, 8, 7, 1031, d, True, "bf16", "G"),
+            Scenario(f"G_d{d}_q33_g16_k77", 8, 32, 2, 33, 77, d, False, "bf16", "G"),
+            Scenario(f"G_d{d}_q40_g2_k300_causal", 4, 16, 8, 40, 300, d, True, "bf16", "G"),
+            Scenario(f"G_d{d}_q60_g8_k333_causal", 4, 16, 2, 60, 333, d, True, "bf16", "G"),
+            Scenario(f"G_d{d}_q17_g3_k1500_causal", 8, 24, 8, 17, 1500, d, True, "bf16", "G"),
+            Scenario(f"G_d{d}_q5_g5_k2000_causal", 16, 40, 8, 5, 2000, d, True, "bf16", "G"),
+            Scenario(f"G_d{d}_q3_g7_k513", 8, 28, 4, 3, 513, d, False, "bf16", "G"),
+        ]
+    return out
+
+
+SUITES = {"smoke": smoke_suite, "dev26": dev26_suite, "full": full_suite, "edge": edge_suite,
+          "gqa_short": gqa_short_suite}
 
 if __name__ == "__main__":
     SUITES_DIR.mkdir(parents=True, exist_ok=True)

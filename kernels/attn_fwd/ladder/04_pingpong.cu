@@ -79,8 +79,14 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  head_dim 128/256: the masked blocks in a loop of their own
 #endif
+#ifndef MASK_PEEL_MIN_D
+#define MASK_PEEL_MIN_D 128 // @knob MASK_PEEL_MIN_D 128 {64,128}  the smallest head_dim that peels (run 31: d64 lost)
+#endif
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
+#endif
+#ifndef PACK_TMA
+#define PACK_TMA 1          // @knob PACK_TMA 1 {0,1}  packed Q/O by the producer's TMA when 64 % group == 0 (run 34)
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
@@ -122,6 +128,8 @@ struct Params {
     int pack;
     const __nv_bfloat16* q;
     __nv_bfloat16* o;
+    int packed_tiles; // the packed grid's tile count, read from the parameters where it is needed (a register of it
+                      // spilled the d256 PACK_BY_TMA consumer)
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -152,14 +160,17 @@ struct Cfg {
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
+    static constexpr bool PACK_BY_TMA = false;               // packed Q and O through the producer's TMA boxes
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
     static_assert(SMEM <= 227 * 1024, "shared memory over the sm90 limit");
 };
 // PACK_GQA's instantiation of a configuration: tile rows are (query position, head of the group) pairs. Its own
 // kernel, so the unpacked grids run exactly the code they ran before (one function with both spilled at d256).
-template <class C>
+// kTma (PACK_TMA, groups dividing 64): Q loaded and O stored by TMA boxes of (64 columns, pack heads, 64 / pack
+// positions), else by the consumers (its own kernel too: one function with both spilled 16 B at d256).
+template <class C, bool kTma>
 struct Packed : C {
-    static constexpr bool PACK = true;
+    static constexpr bool PACK = true, PACK_BY_TMA = kTma;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -204,6 +215,21 @@ __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t sr
         "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %1, %3, %4}], [%5];\n"
         ::"l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(src) : "memory");
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// All five coordinates (PACK_TMA's maps {D, pack, S, Hkv, B}: one box per 64-column chunk); the store is not
+// committed here, so the chunks of one tile go as one bulk group.
+__device__ __forceinline__ void tma_load_5c(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c2,
+                                            int c3, int c4) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n"
+        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(0), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
+        : "memory");
+}
+__device__ __forceinline__ void tma_store_5c(const CUtensorMap* map, uint32_t src, int c0, int c2, int c3, int c4) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n"
+        ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(0), "r"(c2), "r"(c3), "r"(c4), "r"(src) : "memory");
 }
 __device__ __forceinline__ void tma_store_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
@@ -571,13 +597,21 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
 }
 #endif
 
+// PACK_BY_TMA's packs divide 64, so a packed row's position and head are a shift and a mask (divisions spilled the
+// d256 consumer)
+__device__ __forceinline__ int pack_log2(const Params& p) { return __ffs(p.pack) - 1; }
+
 // The query position of tile row r (packed rows: r / pack).
 template <class C>
-__device__ __forceinline__ int query_pos(const Params& p, int r) { return C::PACK ? r / p.pack : r; }
+__device__ __forceinline__ int query_pos(const Params& p, int r) {
+    return !C::PACK ? r : C::PACK_BY_TMA ? r >> pack_log2(p) : r / p.pack;
+}
 
 // Packed tile row g as (query position, query head): g = position * pack + head in the tile's KV head's group.
+template <class C>
 __device__ __forceinline__ int2 packed_row(const Params& p, const Tile& t, int g) {
-    return make_int2(g / p.pack, t.h * p.pack + g % p.pack);
+    const int pos = query_pos<C>(p, g);
+    return make_int2(pos, t.h * p.pack + g - pos * p.pack);
 }
 
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
@@ -645,10 +679,18 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
     const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
 #pragma unroll
-    for (int w = 0; w < C::NWG && !C::PACK; ++w) {   // packed rows: each consumer loads its own Q
+    for (int w = 0; w < C::NWG && (!C::PACK || C::PACK_BY_TMA); ++w) {   // packed without TMA: the consumers load Q
         mbar_wait(bar.q_empty(buf, w), q_phase ^ 1);
         mbar_expect_tx(bar.q_full(buf, w), C::Q_WG_BYTES);
-        tma_load_5d(sQ + (C::NWG * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+        const uint32_t dst = sQ + (C::NWG * buf + w) * C::Q_WG_BYTES;
+        if constexpr (C::PACK) {   // rows (position, head): 64 / pack positions of the KV head's pack query heads
+            const int pos = (q0 + 64 * w) >> pack_log2(p);
+#pragma unroll 1
+            for (int j = 0; j < C::D / 64; ++j)   // (unrolled, the 24-register producer spilled at d256)
+                tma_load_5c(dst + j * 64 * 128, tm_q, bar.q_full(buf, w), 64 * j, pos, t.h, t.b);
+        } else {
+            tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+        }
     }
     if (n_iter <= 0) return;
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
@@ -833,11 +875,11 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
     }
-    if constexpr (C::PACK) {
+    if (C::PACK && (!C::PACK_BY_TMA || p.n_splits > 1)) {
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
-            const int2 sh = packed_row(p, t, row0 + 8 * hf);
+            const int2 sh = packed_row<C>(p, t, row0 + 8 * hf);
             const int s = sh.x, h = sh.y;
             if (s >= p.seqlen_q) continue;
             const int64_t bh = (int64_t)t.b * p.heads_q + h;
@@ -858,6 +900,10 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                 if ((lane & 3) == 0) p.lse_part[prow] = lse_row[hf];
             }
         }
+        if constexpr (C::PACK_BY_TMA) {             // the producer's next Q may land in this buffer now
+            named_barrier_sync(1 + wq, 128);
+            if (ltid == 0) mbar_arrive(bar.q_empty(buf, wq));
+        }
         return;
     }
     if (p.n_splits == 1) {
@@ -873,12 +919,25 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                 asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(val) : "memory");
             }
             const int row = row0 + 8 * hf;
-            if ((lane & 3) == 0 && row < p.seqlen_q) p.lse[(int64_t)t.bh * p.seqlen_q + row] = lse_row[hf];
+            if constexpr (C::PACK) {
+                const int2 sh = packed_row<C>(p, t, row);
+                if ((lane & 3) == 0 && sh.x < p.seqlen_q)
+                    p.lse[((int64_t)t.b * p.heads_q + sh.y) * p.seqlen_q + sh.x] = lse_row[hf];
+            } else {
+                if ((lane & 3) == 0 && row < p.seqlen_q) p.lse[(int64_t)t.bh * p.seqlen_q + row] = lse_row[hf];
+            }
         }
         fence_proxy_async();                 // generic-proxy writes, read next by the TMA (async proxy)
         named_barrier_sync(1 + wq, 128);     // the whole warpgroup's rows are staged
         if (ltid == 0) {
-            tma_store_5d(tm_o, sQw, q_first, t.h, t.b);   // rows past seqlen_q are clipped by the TMA
+            if constexpr (C::PACK) {
+#pragma unroll
+                for (int j = 0; j < D / 64; ++j)
+                    tma_store_5c(tm_o, sQw + j * 64 * 128, 64 * j, q_first >> pack_log2(p), t.h, t.b);
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            } else {
+                tma_store_5d(tm_o, sQw, q_first, t.h, t.b);   // rows past seqlen_q are clipped by the TMA
+            }
             if constexpr (kStoreLate<C>) {
                 store_pending = buf;                      // retired in the next tile (or after the last)
             } else {
@@ -912,18 +971,28 @@ template <class C>
 __device__ __forceinline__ void load_packed_q(const Params& p, const Tile& t, uint32_t sQw, int q_first, int ltid,
                                               int wq) {
     constexpr int CHUNKS = C::D / 8;                   // 16-byte pieces per row
+    constexpr int BATCH = C::D == 256 ? 1 : 4;         // loads in flight per thread (d256 at 4 spilled 16 B)
+    static_assert((64 * CHUNKS / 128) % BATCH == 0, "a thread's pieces come in whole batches");
     named_barrier_sync(1 + wq, 128);                   // every warp's last wgmma on this buffer has completed
-#pragma unroll(C::D == 256 ? 1 : 2)   // d256's packed consumer spilled 8 bytes at 2
-    for (int i = ltid; i < 64 * CHUNKS; i += 128) {
-        const int r = i / CHUNKS, j = i % CHUNKS;
-        const int2 sh = packed_row(p, t, q_first + r);
-        const int s = sh.x, h = sh.y;
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (s < p.seqlen_q)
-            v = *reinterpret_cast<const uint4*>(p.q + (((int64_t)t.b * p.seqlen_q + s) * p.heads_q + h) * C::D + 8 * j);
-        const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
-        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-                     : "memory");
+#pragma unroll 1
+    for (int i0 = ltid; i0 < 64 * CHUNKS; i0 += 128 * BATCH) {
+        uint4 v[BATCH];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const int i = i0 + 128 * b, r = i / CHUNKS, j = i % CHUNKS;
+            const int2 sh = packed_row<C>(p, t, q_first + r);
+            v[b] = make_uint4(0u, 0u, 0u, 0u);
+            if (sh.x < p.seqlen_q)
+                v[b] = *reinterpret_cast<const uint4*>(
+                    p.q + (((int64_t)t.b * p.seqlen_q + sh.x) * p.heads_q + sh.y) * C::D + 8 * j);
+        }
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const int i = i0 + 128 * b, r = i / CHUNKS, j = i % CHUNKS;
+            const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
+            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[b].x), "r"(v[b].y),
+                         "r"(v[b].z), "r"(v[b].w) : "memory");
+        }
     }
     fence_proxy_async();
     named_barrier_sync(1 + wq, 128);
@@ -957,7 +1026,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     TileClock tl;
 #endif
     TL_START();
-    if constexpr (C::PACK)
+    if constexpr (C::PACK && !C::PACK_BY_TMA)
         load_packed_q<C>(p, t, sQw, q_first, ltid, wq);
     else
         mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
@@ -1026,7 +1095,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         };
         // run 31: the peeled loop gained 3-5 % at head_dim 128 and 256 and lost 2.5 % at 64, so d64 keeps one loop
-        if constexpr (MASK_PEEL && C::D >= 128) {
+        if constexpr (MASK_PEEL && C::D >= MASK_PEEL_MIN_D) {
             // the first ones (the top blocks)
             const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));
             int i = 1;
@@ -1081,7 +1150,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
     // the warpgroup index through a shfl (CUTLASS's canonical_warp_group_idx) is provably warp-uniform, so the
     // shared-memory addresses and wgmma descriptors derived from it can live in uniform registers
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
-    const int n_tiles = p.n_mblocks * p.n_splits * p.batch * (C::PACK ? p.heads_kv : p.heads_q);
+    const int n_tiles = C::PACK ? p.packed_tiles : p.n_mblocks * p.n_splits * p.batch * p.heads_q;
 
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -1238,6 +1307,22 @@ int make_map(CUtensorMap* map, const void* ptr, int S, int H, int B, int D, int 
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// PACK_TMA: [B, S, Hkv * pack, D] seen as {D, pack, S, Hkv, B}, so a box of (64 columns, pack heads, 64 / pack
+// positions) is 64 packed rows (row = position * pack + head) of one 64-column chunk, in the same swizzled layout.
+int make_packed_map(CUtensorMap* map, const void* ptr, int S, int Hkv, int B, int D, int pack) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (encode == nullptr) return cudaErrorNotSupported;
+    const cuuint64_t row = (cuuint64_t)D * 2, hq = (cuuint64_t)Hkv * pack;
+    cuuint64_t dims[5] = {(cuuint64_t)D, (cuuint64_t)pack, (cuuint64_t)S, (cuuint64_t)Hkv, (cuuint64_t)B};
+    cuuint64_t strides[4] = {row, hq * row, (cuuint64_t)pack * row, (cuuint64_t)S * hq * row};
+    cuuint32_t box[5] = {64, (cuuint32_t)pack, (cuuint32_t)(64 / pack), 1, 1};
+    cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, const_cast<void*>(ptr), dims, strides, box,
+                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 // Split workspace: grown on demand and kept for the life of the process.
 float* g_workspace = nullptr;
 size_t g_workspace_bytes = 0;
@@ -1304,7 +1389,12 @@ int launch(const Call& a, cudaStream_t stream) {
             if (e != cudaSuccess) return e;
         }
         if constexpr (PACK_GQA != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, false>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (PACK_GQA != 0 && PACK_TMA != 0) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, true>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
@@ -1344,6 +1434,7 @@ int launch(const Call& a, cudaStream_t stream) {
     p.n_splits = splits;
     const long long grid = ctas * splits;
     if (grid > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    p.packed_tiles = p.pack > 1 ? (int)grid : 0;
 
     CUtensorMap tm_q, tm_k, tm_v, tm_o;
     int e;
@@ -1351,6 +1442,14 @@ int launch(const Call& a, cudaStream_t stream) {
     if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
+    // PACK_TMA (run 34): the consumers' own Q loads cost a tile 1.2-2x where tiles are short (random shapes 23, 31,
+    // 36); a group that divides 64 gets the producer's prefetching TMA instead, else keeps the consumer path
+    bool pack_tma = false;
+    if (PACK_TMA && p.pack > 1 && 64 % p.pack == 0) {
+        if ((e = make_packed_map(&tm_q, a.q, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
+        if ((e = make_packed_map(&tm_o, a.o, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
+        pack_tma = true;
+    }
     // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
     // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
     const bool persistent = PERSISTENT == 1 && !a.causal;
@@ -1398,9 +1497,14 @@ int launch(const Call& a, cudaStream_t stream) {
         ctas_launched = sms;
     }
     if constexpr (PACK_GQA != 0) {
-        if (p.pack > 1)
-            attn_wgmma_kernel<Packed<C>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
-                                                                                                   tm_o, p);
+        if (p.pack > 1 && !pack_tma)
+            attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
+                tm_q, tm_k, tm_v, tm_o, p);
+    }
+    if constexpr (PACK_GQA != 0 && PACK_TMA != 0) {
+        if (p.pack > 1 && pack_tma)
+            attn_wgmma_kernel<Packed<C, true>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
+                tm_q, tm_k, tm_v, tm_o, p);
     }
     if constexpr (CAUSAL_PERSIST != 0) {
         if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk))

@@ -1,0 +1,81 @@
+"""A/B ratios from one interleaved ladder_bench run: every kernel against the first, per (head_dim, causal) group.
+
+    python3 scripts/ab_ratio.py OUT/ladder_bench.json            # the first kernel label is the baseline
+    python3 scripts/ab_ratio.py OUT/ladder_bench.json --worst 5  # also each variant's five largest losses
+
+A ratio is baseline time / variant time (above 1: the variant is faster), geomean over the shapes both timed
+and passed; a shape either failed is listed, never averaged.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+
+
+def _labels(rows: list[dict]) -> list[str]:
+    seen: list[str] = []
+    for r in rows:
+        for label in r.get("impl", {}):
+            if label not in seen and label not in ("fa3", "fa2", "cudnn", "fa4"):
+                seen.append(label)
+    return seen
+
+
+def _ok(cell: dict | None) -> bool:
+    return bool(cell) and cell.get("status", "ok") in ("ok", "pass", "passed") and (cell.get("ms") or 0) > 0
+
+
+def ratios(rows: list[dict], base: str, other: str) -> tuple[dict[str, list[float]], list[str], list[tuple]]:
+    """Per group ('d64 c1', ... and 'all') the log ratios; the shapes that failed; (ratio, name) per shape."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    failed, per_shape = [], []
+    for r in rows:
+        a, b = r["impl"].get(base), r["impl"].get(other)
+        if not (_ok(a) and _ok(b)):
+            failed.append(r["name"])
+            continue
+        x = math.log(a["ms"] / b["ms"])
+        groups[f"d{r['head_dim']} c{int(bool(r['causal']))}"].append(x)
+        groups["all"].append(x)
+        per_shape.append((math.exp(x), r["name"]))
+    return groups, failed, per_shape
+
+
+def report(doc: dict, worst: int = 0) -> str:
+    rows = doc["results"]
+    labels = _labels(rows)
+    if len(labels) < 2:
+        return "ab_ratio: fewer than two kernels in this run: nothing to compare"
+    base, lines = labels[0], []
+    for other in labels[1:]:
+        groups, failed, per_shape = ratios(rows, base, other)
+        cells = [f"{g} {math.exp(sum(xs) / len(xs)):.4f} ({len(xs)})" for g, xs in sorted(groups.items())]
+        lines.append(f"{other} x {base}: " + ", ".join(cells))
+        if failed:
+            lines.append(f"  not compared (a failure or no time): {', '.join(failed)}")
+        for ratio, name in sorted(per_shape)[:worst]:
+            lines.append(f"  {ratio:.3f} {name}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json", help="ladder_bench.json of one run")
+    ap.add_argument("--worst", type=int, default=0, help="list each variant's N largest losses")
+    args = ap.parse_args(argv)
+    try:
+        with open(args.json, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        rows = doc["results"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"ab_ratio: cannot read {args.json}: {exc}; pass the ladder_bench.json a run wrote", file=sys.stderr)
+        return 2
+    print(report({"results": rows}, args.worst))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""scripts/ab_ratio.py: per-group A/B ratios of one ladder_bench run, failures listed and never averaged."""
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import ab_ratio  # noqa: E402
+
+
+def _row(name, d, causal, base_ms, var_ms, var_status="ok"):
+    return {"name": name, "head_dim": d, "causal": causal,
+            "impl": {"k": {"status": "ok", "ms": base_ms}, "k[X=1]": {"status": var_status, "ms": var_ms},
+                     "fa3": {"ms": 1.0}}}
+
+
+def test_ratios_are_baseline_over_variant_per_group_and_failures_are_left_out():
+    rows = [_row("a", 64, 1, 2.0, 1.0), _row("b", 64, 1, 1.0, 1.0), _row("c", 128, 0, 1.0, 2.0),
+            _row("bad", 128, 0, 1.0, 0.1, var_status="FAIL mismatch")]
+    groups, failed, per_shape = ab_ratio.ratios(rows, "k", "k[X=1]")
+    assert failed == ["bad"]
+    assert math.isclose(math.exp(sum(groups["d64 c1"]) / 2), math.sqrt(2.0))
+    assert math.isclose(math.exp(groups["d128 c0"][0]), 0.5)
+    assert len(groups["all"]) == 3 and min(per_shape) == (0.5, "c")
+    text = ab_ratio.report({"results": rows}, worst=1)
+    assert "k[X=1] x k:" in text and "not compared (a failure or no time): bad" in text and "0.500 c" in text
+
+
+def test_a_file_that_is_not_a_run_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text(json.dumps({"meta": {}}))
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_ratio.py"), str(bad)], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
