@@ -5,7 +5,7 @@
 //   softmax of block i runs; the producer loads K_0, (K_i, V_{i-1}), V_last in that order;
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
-// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
+// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal with mirrored pairs of query blocks (>= 1024 tiles under 128
 //   blocks; persistent up to 32 blocks, d64 8), else longest block first: one order under 128 blocks, from 128
 //   in chunks of heads whose K/V fit in L2 (FA3's LPT order);
@@ -15,7 +15,8 @@
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
 // v11 0.990x FA3 (run 29); v13 (MASK_PEEL, run 31-32) 1.017 (A 0.957 B 0.969 C 1.011 D 1.189), eval 9b04a4c0dde8;
-// v14 (PACK_GQA, run 33) 1.008 on full (run-to-run spread; no full shape packs) and 40 random shapes 0.83 -> 0.94.
+// v14 (PACK_GQA, run 33) 1.008 (the spread: no full shape packs); v15 (runs 34-35: packed Q/O by TMA, d64 128-key
+// three-consumer tiles, peeled at every head_dim): d64 x1.041 interleaved, 40 random shapes 0.97 -> 1.10x FA3.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -25,7 +26,8 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
 //   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
-//   own, d128/d256), PACK_GQA (Packed<Cfg>: short-query GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV,
+//   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
+//   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
 //   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
@@ -47,7 +49,7 @@
 #define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           d64 consumer warpgroups (3: 192-row tiles, 0: by waves)
 #endif
 #ifndef D64_WG3_BN
-#define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
+#define D64_WG3_BN 128      // @knob D64_WG3_BN 128 {96,128}   keys per block with 3 consumers (FA3's causal tile)
 #endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
@@ -77,16 +79,10 @@
 #define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
 #endif
 #ifndef MASK_PEEL
-#define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  head_dim 128/256: the masked blocks in a loop of their own
-#endif
-#ifndef MASK_PEEL_MIN_D
-#define MASK_PEEL_MIN_D 128 // @knob MASK_PEEL_MIN_D 128 {64,128}  the smallest head_dim that peels (run 31: d64 lost)
+#define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
-#endif
-#ifndef PACK_TMA
-#define PACK_TMA 1          // @knob PACK_TMA 1 {0,1}  packed Q/O by the producer's TMA when 64 % group == 0 (run 34)
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
@@ -166,7 +162,7 @@ struct Cfg {
 };
 // PACK_GQA's instantiation of a configuration: tile rows are (query position, head of the group) pairs. Its own
 // kernel, so the unpacked grids run exactly the code they ran before (one function with both spilled at d256).
-// kTma (PACK_TMA, groups dividing 64): Q loaded and O stored by TMA boxes of (64 columns, pack heads, 64 / pack
+// kTma (groups dividing 64, run 34): Q loaded and O stored by TMA boxes of (64 columns, pack heads, 64 / pack
 // positions), else by the consumers (its own kernel too: one function with both spilled 16 B at d256).
 template <class C, bool kTma>
 struct Packed : C {
@@ -216,7 +212,7 @@ __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t sr
         ::"l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(src) : "memory");
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
-// All five coordinates (PACK_TMA's maps {D, pack, S, Hkv, B}: one box per 64-column chunk); the store is not
+// All five coordinates (PACK_BY_TMA maps {D, pack, S, Hkv, B}: one box per 64-column chunk); the store is not
 // committed here, so the chunks of one tile go as one bulk group.
 __device__ __forceinline__ void tma_load_5c(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c2,
                                             int c3, int c4) {
@@ -1094,8 +1090,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             pack_p<C>(sc, pa);
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         };
-        // run 31: the peeled loop gained 3-5 % at head_dim 128 and 256 and lost 2.5 % at 64, so d64 keeps one loop
-        if constexpr (MASK_PEEL && C::D >= MASK_PEEL_MIN_D) {
+        // run 31: +3-5 % at head_dim 128/256, -2.5 % at 64 with 96-key blocks; run 35: d64 +4 % with 128-key ones
+        if constexpr (MASK_PEEL) {
             // the first ones (the top blocks)
             const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));
             int i = 1;
@@ -1307,7 +1303,7 @@ int make_map(CUtensorMap* map, const void* ptr, int S, int H, int B, int D, int 
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// PACK_TMA: [B, S, Hkv * pack, D] seen as {D, pack, S, Hkv, B}, so a box of (64 columns, pack heads, 64 / pack
+// PACK_BY_TMA: [B, S, Hkv * pack, D] seen as {D, pack, S, Hkv, B}, so a box of (64 columns, pack heads, 64 / pack
 // positions) is 64 packed rows (row = position * pack + head) of one 64-column chunk, in the same swizzled layout.
 int make_packed_map(CUtensorMap* map, const void* ptr, int S, int Hkv, int B, int D, int pack) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
@@ -1393,7 +1389,7 @@ int launch(const Call& a, cudaStream_t stream) {
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
-        if constexpr (PACK_GQA != 0 && PACK_TMA != 0) {
+        if constexpr (PACK_GQA != 0) {
             e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, true>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
@@ -1442,10 +1438,10 @@ int launch(const Call& a, cudaStream_t stream) {
     if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
-    // PACK_TMA (run 34): the consumers' own Q loads cost a tile 1.2-2x where tiles are short (random shapes 23, 31,
+    // run 34: the consumers' own Q loads cost a tile 1.2-2x where tiles are short (random shapes 23, 31,
     // 36); a group that divides 64 gets the producer's prefetching TMA instead, else keeps the consumer path
     bool pack_tma = false;
-    if (PACK_TMA && p.pack > 1 && 64 % p.pack == 0) {
+    if (p.pack > 1 && 64 % p.pack == 0) {
         if ((e = make_packed_map(&tm_q, a.q, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
         if ((e = make_packed_map(&tm_o, a.o, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
         pack_tma = true;
@@ -1501,7 +1497,7 @@ int launch(const Call& a, cudaStream_t stream) {
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
                 tm_q, tm_k, tm_v, tm_o, p);
     }
-    if constexpr (PACK_GQA != 0 && PACK_TMA != 0) {
+    if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && pack_tma)
             attn_wgmma_kernel<Packed<C, true>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
                 tm_q, tm_k, tm_v, tm_o, p);
