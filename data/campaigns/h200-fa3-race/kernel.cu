@@ -5,7 +5,7 @@
 //   softmax of block i runs; the producer loads K_0, (K_i, V_{i-1}), V_last in that order;
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
-// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128/96 (d64), 80 (d256) keys;
+// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal with mirrored pairs of query blocks (>= 1024 tiles under 128
 //   blocks; persistent up to 32 blocks, d64 8), else longest block first: one order under 128 blocks, from 128
 //   in chunks of heads whose K/V fit in L2 (FA3's LPT order);
@@ -13,9 +13,10 @@
 //   combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race): v8 0.972x FA3 (run 18);
-// v9 (SPLIT_WAVES 1) 0.984 (run 25); v10 (CAUSAL_ORDER 3, CAUSAL_PERSIST 32) 0.990 (run 28); v11 (d64 persistent
-// only to 8 blocks) 0.990 (A 0.945 B 0.931 C 0.982 D 1.170), run 29 of docs/kernel_ladder.md.
+// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
+// v11 0.990x FA3 (run 29); v13 (MASK_PEEL, run 31-32) 1.017 (A 0.957 B 0.969 C 1.011 D 1.189), eval 9b04a4c0dde8;
+// v14 (PACK_GQA, run 33) 1.008 (the spread: no full shape packs); v15 (runs 34-35: packed Q/O by TMA, d64 128-key
+// three-consumer tiles, peeled at every head_dim): d64 x1.041 interleaved, 40 random shapes 0.97 -> 1.10x FA3.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -24,7 +25,9 @@
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
 //   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK (prepared, run 30); SHORT_KEYS, SPLIT_KV,
+//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
+//   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
+//   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
 //   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
 //   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
@@ -46,7 +49,7 @@
 #define D64_WGS 0           // @knob D64_WGS 0 {0,2,3}           d64 consumer warpgroups (3: 192-row tiles, 0: by waves)
 #endif
 #ifndef D64_WG3_BN
-#define D64_WG3_BN 96       // @knob D64_WG3_BN 96 {64,80,96,128}   keys per block with 3 consumers (160 registers each)
+#define D64_WG3_BN 128      // @knob D64_WG3_BN 128 {96,128}   keys per block with 3 consumers (FA3's causal tile)
 #endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
@@ -76,10 +79,10 @@
 #define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
 #endif
 #ifndef MASK_PEEL
-#define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  head_dim 128/256: the masked blocks in a loop of their own
+#define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
 #ifndef PACK_GQA
-#define PACK_GQA 1          // @knob PACK_GQA 0 {0,1}  a GQA group's query heads as rows of one tile (short queries)
+#define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
@@ -121,6 +124,8 @@ struct Params {
     int pack;
     const __nv_bfloat16* q;
     __nv_bfloat16* o;
+    int packed_tiles; // the packed grid's tile count, read from the parameters where it is needed (a register of it
+                      // spilled the d256 PACK_BY_TMA consumer)
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -151,14 +156,17 @@ struct Cfg {
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
+    static constexpr bool PACK_BY_TMA = false;               // packed Q and O through the producer's TMA boxes
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
     static_assert(SMEM <= 227 * 1024, "shared memory over the sm90 limit");
 };
 // PACK_GQA's instantiation of a configuration: tile rows are (query position, head of the group) pairs. Its own
 // kernel, so the unpacked grids run exactly the code they ran before (one function with both spilled at d256).
-template <class C>
+// kTma (groups dividing 64, run 34): Q loaded and O stored by TMA boxes of (64 columns, pack heads, 64 / pack
+// positions), else by the consumers (its own kernel too: one function with both spilled 16 B at d256).
+template <class C, bool kTma>
 struct Packed : C {
-    static constexpr bool PACK = true;
+    static constexpr bool PACK = true, PACK_BY_TMA = kTma;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -203,6 +211,21 @@ __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t sr
         "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %1, %3, %4}], [%5];\n"
         ::"l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(src) : "memory");
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// All five coordinates (PACK_BY_TMA maps {D, pack, S, Hkv, B}: one box per 64-column chunk); the store is not
+// committed here, so the chunks of one tile go as one bulk group.
+__device__ __forceinline__ void tma_load_5c(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c2,
+                                            int c3, int c4) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n"
+        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(0), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
+        : "memory");
+}
+__device__ __forceinline__ void tma_store_5c(const CUtensorMap* map, uint32_t src, int c0, int c2, int c3, int c4) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n"
+        ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(0), "r"(c2), "r"(c3), "r"(c4), "r"(src) : "memory");
 }
 __device__ __forceinline__ void tma_store_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
@@ -570,9 +593,22 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
 }
 #endif
 
+// PACK_BY_TMA's packs divide 64, so a packed row's position and head are a shift and a mask (divisions spilled the
+// d256 consumer)
+__device__ __forceinline__ int pack_log2(const Params& p) { return __ffs(p.pack) - 1; }
+
 // The query position of tile row r (packed rows: r / pack).
 template <class C>
-__device__ __forceinline__ int query_pos(const Params& p, int r) { return C::PACK ? r / p.pack : r; }
+__device__ __forceinline__ int query_pos(const Params& p, int r) {
+    return !C::PACK ? r : C::PACK_BY_TMA ? r >> pack_log2(p) : r / p.pack;
+}
+
+// Packed tile row g as (query position, query head): g = position * pack + head in the tile's KV head's group.
+template <class C>
+__device__ __forceinline__ int2 packed_row(const Params& p, const Tile& t, int g) {
+    const int pos = query_pos<C>(p, g);
+    return make_int2(pos, t.h * p.pack + g - pos * p.pack);
+}
 
 // Key blocks [begin, end) of this split; causal blocks right of the query block's last row's diagonal
 // are never visited (row i sees keys j <= i + seqlen_k - seqlen_q).
@@ -630,7 +666,8 @@ __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, i
 // left the Q buffers, then the K/V stream. `it` counts key blocks over all tiles of this CTA (ring slot
 // and phase), `tile_iter` the tiles (phase of the Q barriers).
 template <class C>
-__device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
+__device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q, const CUtensorMap* tm_k,
+                                        const CUtensorMap* tm_v,
                                         const Tile& t, int2 range, int it, int tile_iter, uint32_t sQ, uint32_t sK,
                                         uint32_t sV, const Bars& bar) {
     const int n_iter = range.y - range.x;
@@ -638,10 +675,18 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
     const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
 #pragma unroll
-    for (int w = 0; w < C::NWG && !C::PACK; ++w) {   // packed rows: each consumer loads its own Q
+    for (int w = 0; w < C::NWG && (!C::PACK || C::PACK_BY_TMA); ++w) {   // packed without TMA: the consumers load Q
         mbar_wait(bar.q_empty(buf, w), q_phase ^ 1);
         mbar_expect_tx(bar.q_full(buf, w), C::Q_WG_BYTES);
-        tma_load_5d(sQ + (C::NWG * buf + w) * C::Q_WG_BYTES, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+        const uint32_t dst = sQ + (C::NWG * buf + w) * C::Q_WG_BYTES;
+        if constexpr (C::PACK) {   // rows (position, head): 64 / pack positions of the KV head's pack query heads
+            const int pos = (q0 + 64 * w) >> pack_log2(p);
+#pragma unroll 1
+            for (int j = 0; j < C::D / 64; ++j)   // (unrolled, the 24-register producer spilled at d256)
+                tma_load_5c(dst + j * 64 * 128, tm_q, bar.q_full(buf, w), 64 * j, pos, t.h, t.b);
+        } else {
+            tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+        }
     }
     if (n_iter <= 0) return;
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
@@ -826,11 +871,12 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
     }
-    if constexpr (C::PACK) {
+    if (C::PACK && (!C::PACK_BY_TMA || p.n_splits > 1)) {
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
-            const int g = row0 + 8 * hf, s = g / p.pack, h = t.h * p.pack + g % p.pack;
+            const int2 sh = packed_row<C>(p, t, row0 + 8 * hf);
+            const int s = sh.x, h = sh.y;
             if (s >= p.seqlen_q) continue;
             const int64_t bh = (int64_t)t.b * p.heads_q + h;
             if (p.n_splits == 1) {
@@ -850,6 +896,10 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                 if ((lane & 3) == 0) p.lse_part[prow] = lse_row[hf];
             }
         }
+        if constexpr (C::PACK_BY_TMA) {             // the producer's next Q may land in this buffer now
+            named_barrier_sync(1 + wq, 128);
+            if (ltid == 0) mbar_arrive(bar.q_empty(buf, wq));
+        }
         return;
     }
     if (p.n_splits == 1) {
@@ -865,12 +915,25 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                 asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(val) : "memory");
             }
             const int row = row0 + 8 * hf;
-            if ((lane & 3) == 0 && row < p.seqlen_q) p.lse[(int64_t)t.bh * p.seqlen_q + row] = lse_row[hf];
+            if constexpr (C::PACK) {
+                const int2 sh = packed_row<C>(p, t, row);
+                if ((lane & 3) == 0 && sh.x < p.seqlen_q)
+                    p.lse[((int64_t)t.b * p.heads_q + sh.y) * p.seqlen_q + sh.x] = lse_row[hf];
+            } else {
+                if ((lane & 3) == 0 && row < p.seqlen_q) p.lse[(int64_t)t.bh * p.seqlen_q + row] = lse_row[hf];
+            }
         }
         fence_proxy_async();                 // generic-proxy writes, read next by the TMA (async proxy)
         named_barrier_sync(1 + wq, 128);     // the whole warpgroup's rows are staged
         if (ltid == 0) {
-            tma_store_5d(tm_o, sQw, q_first, t.h, t.b);   // rows past seqlen_q are clipped by the TMA
+            if constexpr (C::PACK) {
+#pragma unroll
+                for (int j = 0; j < D / 64; ++j)
+                    tma_store_5c(tm_o, sQw + j * 64 * 128, 64 * j, q_first >> pack_log2(p), t.h, t.b);
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            } else {
+                tma_store_5d(tm_o, sQw, q_first, t.h, t.b);   // rows past seqlen_q are clipped by the TMA
+            }
             if constexpr (kStoreLate<C>) {
                 store_pending = buf;                      // retired in the next tile (or after the last)
             } else {
@@ -904,17 +967,28 @@ template <class C>
 __device__ __forceinline__ void load_packed_q(const Params& p, const Tile& t, uint32_t sQw, int q_first, int ltid,
                                               int wq) {
     constexpr int CHUNKS = C::D / 8;                   // 16-byte pieces per row
+    constexpr int BATCH = C::D == 256 ? 1 : 4;         // loads in flight per thread (d256 at 4 spilled 16 B)
+    static_assert((64 * CHUNKS / 128) % BATCH == 0, "a thread's pieces come in whole batches");
     named_barrier_sync(1 + wq, 128);                   // every warp's last wgmma on this buffer has completed
-#pragma unroll(C::D == 256 ? 1 : 2)   // d256's packed consumer spilled 8 bytes at 2
-    for (int i = ltid; i < 64 * CHUNKS; i += 128) {
-        const int r = i / CHUNKS, j = i % CHUNKS, g = q_first + r;
-        const int s = g / p.pack, h = t.h * p.pack + g % p.pack;
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (s < p.seqlen_q)
-            v = *reinterpret_cast<const uint4*>(p.q + (((int64_t)t.b * p.seqlen_q + s) * p.heads_q + h) * C::D + 8 * j);
-        const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
-        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-                     : "memory");
+#pragma unroll 1
+    for (int i0 = ltid; i0 < 64 * CHUNKS; i0 += 128 * BATCH) {
+        uint4 v[BATCH];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const int i = i0 + 128 * b, r = i / CHUNKS, j = i % CHUNKS;
+            const int2 sh = packed_row<C>(p, t, q_first + r);
+            v[b] = make_uint4(0u, 0u, 0u, 0u);
+            if (sh.x < p.seqlen_q)
+                v[b] = *reinterpret_cast<const uint4*>(
+                    p.q + (((int64_t)t.b * p.seqlen_q + sh.x) * p.heads_q + sh.y) * C::D + 8 * j);
+        }
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const int i = i0 + 128 * b, r = i / CHUNKS, j = i % CHUNKS;
+            const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + (((j & 7) ^ (r & 7)) << 4);
+            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[b].x), "r"(v[b].y),
+                         "r"(v[b].z), "r"(v[b].w) : "memory");
+        }
     }
     fence_proxy_async();
     named_barrier_sync(1 + wq, 128);
@@ -948,7 +1022,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     TileClock tl;
 #endif
     TL_START();
-    if constexpr (C::PACK)
+    if constexpr (C::PACK && !C::PACK_BY_TMA)
         load_packed_q<C>(p, t, sQw, q_first, ltid, wq);
     else
         mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
@@ -1016,9 +1090,10 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             pack_p<C>(sc, pa);
             if constexpr (!C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         };
-        // run 31: the peeled loop gained 3-5 % at head_dim 128 and 256 and lost 2.5 % at 64, so d64 keeps one loop
-        if constexpr (MASK_PEEL && C::D >= 128) {
-            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));   // the first ones (top blocks)
+        // run 31: +3-5 % at head_dim 128/256, -2.5 % at 64 with 96-key blocks; run 35: d64 +4 % with 128-key ones
+        if constexpr (MASK_PEEL) {
+            // the first ones (the top blocks)
+            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));
             int i = 1;
             for (; i < n_masked; ++i) block(i, kTrue);
             for (; i < n_iter; ++i) block(i, kFalse);
@@ -1071,7 +1146,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
     // the warpgroup index through a shfl (CUTLASS's canonical_warp_group_idx) is provably warp-uniform, so the
     // shared-memory addresses and wgmma descriptors derived from it can live in uniform registers
     const int wg = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0);
-    const int n_tiles = p.n_mblocks * p.n_splits * p.batch * (C::PACK ? p.heads_kv : p.heads_q);
+    const int n_tiles = C::PACK ? p.packed_tiles : p.n_mblocks * p.n_splits * p.batch * p.heads_q;
 
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -1228,6 +1303,22 @@ int make_map(CUtensorMap* map, const void* ptr, int S, int H, int B, int D, int 
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// PACK_BY_TMA: [B, S, Hkv * pack, D] seen as {D, pack, S, Hkv, B}, so a box of (64 columns, pack heads, 64 / pack
+// positions) is 64 packed rows (row = position * pack + head) of one 64-column chunk, in the same swizzled layout.
+int make_packed_map(CUtensorMap* map, const void* ptr, int S, int Hkv, int B, int D, int pack) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (encode == nullptr) return cudaErrorNotSupported;
+    const cuuint64_t row = (cuuint64_t)D * 2, hq = (cuuint64_t)Hkv * pack;
+    cuuint64_t dims[5] = {(cuuint64_t)D, (cuuint64_t)pack, (cuuint64_t)S, (cuuint64_t)Hkv, (cuuint64_t)B};
+    cuuint64_t strides[4] = {row, hq * row, (cuuint64_t)pack * row, (cuuint64_t)S * hq * row};
+    cuuint32_t box[5] = {64, (cuuint32_t)pack, (cuuint32_t)(64 / pack), 1, 1};
+    cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, const_cast<void*>(ptr), dims, strides, box,
+                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 // Split workspace: grown on demand and kept for the life of the process.
 float* g_workspace = nullptr;
 size_t g_workspace_bytes = 0;
@@ -1249,7 +1340,9 @@ int ensure_workspace(size_t bytes) {
 // decode, few-token prefill), where a 128-row tile would otherwise run mostly empty rows.
 bool pack_gqa(int seqlen_q, int group, int block_m) {
     if (group <= 1 || seqlen_q <= 0) return false;
-    auto occupancy = [&](long long rows) { return (double)rows / (double)(((rows + block_m - 1) / block_m) * block_m); };
+    auto occupancy = [&](long long rows) {
+        return (double)rows / (double)(((rows + block_m - 1) / block_m) * block_m);
+    };
     return occupancy(seqlen_q) < 0.9 * occupancy((long long)seqlen_q * group);
 }
 
@@ -1292,7 +1385,12 @@ int launch(const Call& a, cudaStream_t stream) {
             if (e != cudaSuccess) return e;
         }
         if constexpr (PACK_GQA != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, false>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (PACK_GQA != 0) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, true>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
@@ -1332,6 +1430,7 @@ int launch(const Call& a, cudaStream_t stream) {
     p.n_splits = splits;
     const long long grid = ctas * splits;
     if (grid > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    p.packed_tiles = p.pack > 1 ? (int)grid : 0;
 
     CUtensorMap tm_q, tm_k, tm_v, tm_o;
     int e;
@@ -1339,6 +1438,14 @@ int launch(const Call& a, cudaStream_t stream) {
     if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
     if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
+    // run 34: the consumers' own Q loads cost a tile 1.2-2x where tiles are short (random shapes 23, 31,
+    // 36); a group that divides 64 gets the producer's prefetching TMA instead, else keeps the consumer path
+    bool pack_tma = false;
+    if (p.pack > 1 && 64 % p.pack == 0) {
+        if ((e = make_packed_map(&tm_q, a.q, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
+        if ((e = make_packed_map(&tm_o, a.o, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
+        pack_tma = true;
+    }
     // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
     // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
     const bool persistent = PERSISTENT == 1 && !a.causal;
@@ -1356,7 +1463,8 @@ int launch(const Call& a, cudaStream_t stream) {
     // d64 only to a quarter of the blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28
     const int persist_blocks = C::D == 64 ? CAUSAL_PERSIST / 4 : CAUSAL_PERSIST;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
-    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {   // pairs of equal work: a balanced stride
+    // pairs of equal work: a balanced stride
+    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
         p.pair_units = (int)ctas_launched;
         if (ctas_launched > sms) ctas_launched = sms;
     }
@@ -1385,9 +1493,14 @@ int launch(const Call& a, cudaStream_t stream) {
         ctas_launched = sms;
     }
     if constexpr (PACK_GQA != 0) {
-        if (p.pack > 1)
-            attn_wgmma_kernel<Packed<C>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
-                                                                                                   tm_o, p);
+        if (p.pack > 1 && !pack_tma)
+            attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
+                tm_q, tm_k, tm_v, tm_o, p);
+    }
+    if constexpr (PACK_GQA != 0) {
+        if (p.pack > 1 && pack_tma)
+            attn_wgmma_kernel<Packed<C, true>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
+                tm_q, tm_k, tm_v, tm_o, p);
     }
     if constexpr (CAUSAL_PERSIST != 0) {
         if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk))
