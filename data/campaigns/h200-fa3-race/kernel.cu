@@ -51,6 +51,9 @@
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 128      // @knob D64_WG3_BN 128 {96,128}   keys per block with 3 consumers (FA3's causal tile)
 #endif
+#ifndef D64_WG3_DEEP
+#define D64_WG3_DEEP 1      // @knob D64_WG3_DEEP 0 {0,1}  non-causal d64: three consumers from two waves of 192-row tiles
+#endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
 #endif
@@ -1534,6 +1537,9 @@ inline bool three_consumers_pay(const Call& a) {
     const long long sms = sm_count(), heads = (long long)a.batch * a.heads_q;
     const long long t128 = heads * ((a.seqlen_q + 127) / 128), t192 = heads * ((a.seqlen_q + 191) / 192);
     if (t128 < sms) return false;
+    // run 36: with 128-key tiles, forced three consumers gained 13-36 % on the non-causal grids the rule gave two
+    // (A_d64_c0_s512/s1k, B_h64x8_d64_c0_s1k, D_cross_q1k_k333-8k) and lost 9 % on C_s1000_d64_c0 (1.5 waves)
+    if (D64_WG3_DEEP && !a.causal && t192 >= 2 * sms) return true;
     const long long w128 = (t128 + sms - 1) / sms, w192 = (t192 + sms - 1) / sms;
     return 15 * w192 <= 11 * w128;
 }

@@ -14,9 +14,9 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v11 0.990x FA3 (run 29); v13 (MASK_PEEL, run 31-32) 1.017 (A 0.957 B 0.969 C 1.011 D 1.189), eval 9b04a4c0dde8;
-// v14 (PACK_GQA, run 33) 1.008 (the spread: no full shape packs); v15 (runs 34-35: packed Q/O by TMA, d64 128-key
-// three-consumer tiles, peeled at every head_dim): d64 x1.041 interleaved, 40 random shapes 0.97 -> 1.10x FA3.
+// v13 (MASK_PEEL) 1.017x FA3; v15 (runs 34-35: packed Q/O by TMA, d64's 128-key three-consumer tiles, peeled at
+// every head_dim) 1.023; v16 (run 36: three d64 consumers on deep non-causal grids) **1.028** (A 0.982 B 0.971
+// C 1.018 D 1.207), eval 1f57b7ffacc6; 40 random shapes 0.97 -> 1.10x FA3 with v15's packing.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -50,9 +50,6 @@
 #endif
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 128      // @knob D64_WG3_BN 128 {96,128}   keys per block with 3 consumers (FA3's causal tile)
-#endif
-#ifndef D64_WG3_DEEP
-#define D64_WG3_DEEP 0      // @knob D64_WG3_DEEP 0 {0,1}  non-causal d64: three consumers from two waves of 192-row tiles
 #endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
@@ -1537,9 +1534,10 @@ inline bool three_consumers_pay(const Call& a) {
     const long long sms = sm_count(), heads = (long long)a.batch * a.heads_q;
     const long long t128 = heads * ((a.seqlen_q + 127) / 128), t192 = heads * ((a.seqlen_q + 191) / 192);
     if (t128 < sms) return false;
-    // run 36: with 128-key tiles, forced three consumers gained 13-36 % on the non-causal grids the rule gave two
-    // (A_d64_c0_s512/s1k, B_h64x8_d64_c0_s1k, D_cross_q1k_k333-8k) and lost 9 % on C_s1000_d64_c0 (1.5 waves)
-    if (D64_WG3_DEEP && !a.causal && t192 >= 2 * sms) return true;
+    // non-causal grids of two waves of 192-row tiles or more: three consumers (run 36: the wave rule below, fitted
+    // to 96-key tiles, gave A_d64_c0_s512/s1k, B_h64x8_d64_c0_s1k and D_cross_q1k two; forced three gained 13-36 %
+    // there and lost 9 % on C_s1000_d64_c0, 1.5 waves; the rule x1.023 on the 46 d64 shapes)
+    if (!a.causal && t192 >= 2 * sms) return true;
     const long long w128 = (t128 + sms - 1) / sms, w192 = (t192 + sms - 1) / sms;
     return 15 * w192 <= 11 * w128;
 }
