@@ -1,4 +1,6 @@
 """Rule-based claim detection, the question choice, and the question bank itself."""
+from types import SimpleNamespace
+
 import pytest
 
 from workbench.evaluators.standin_timings import standin_result
@@ -195,3 +197,37 @@ def test_bank_cli_list_add_and_promote(tmp_path, capsys):
     assert bank_main(["--bank", str(path), "promote", "--traces", str(traces), "--apply"]) == 0
     promoted = [q for q in load_bank(path) if q.source == "promoted"]
     assert len(promoted) == 1 and promoted[0].trigger == "stall" and promoted[0].layer == "pipelining"
+
+
+class _Run:
+    """A harness run with independent figures against the original and FA3 (the stand-in ties them together)."""
+
+    def __init__(self, vs_original, vs_fa3):
+        self.rows, self.all_correct, self.flags = [SimpleNamespace(tflops=None, status="passed")], True, []
+        self._vars = {"geomean_vs_original": vs_original, "geomean_vs_fa3": vs_fa3}
+
+    def stop_variables(self):
+        return dict(self._vars)
+
+
+def test_the_best_is_scored_by_the_main_anchor_so_a_faster_original_ratio_with_a_slower_fa3_one_is_no_best():
+    # the h200-fa3-race record: x58.9 the original at 1.023x FA3 became the best over x58.7 at 1.017 only by the
+    # original's figure; the stop condition reads FA3's
+    policy = Policy("bank", bank(), PolicyConfig(min_gain=1.02))
+    assert policy.on_result(_Run(60.0, 1.00), "fa3") is True
+    assert policy.on_result(_Run(63.0, 0.98), "fa3") is False        # +5 % on the original, -2 % on FA3
+    assert policy.on_result(_Run(58.0, 1.03), "fa3") is True         # the other way round
+    assert (policy.state.best, policy.state.best_metric) == (1.03, "fa3")
+    assert policy.on_result(_Run(70.0, None), "fa3") is True         # no FA3 figure: the original's, from scratch
+    assert policy.state.best_metric == "original"
+
+
+def test_a_snapshot_scored_against_the_original_is_rebased_on_the_recorded_main_best():
+    policy = Policy("bank", bank(), PolicyConfig(min_gain=1.02))
+    policy.restore({"state": {"best": 58.71, "runs_since_best": 0, "calls_since_best": 0, "pending_suspicion": [],
+                              "asked": [], "layers": []}, "rng": policy.snapshot()["rng"]})
+    assert policy.state.best_metric == "original"                   # what a snapshot without the field meant
+    recorded = {"original": 58.71, "fa3": 1.017}
+    assert policy.on_result(_Run(58.9, 1.023), "fa3", recorded) is False   # +0.6 % over 1.017: under min_gain
+    assert (policy.state.best, policy.state.best_metric) == (1.017, "fa3")
+    assert policy.on_result(_Run(58.0, 1.05), "fa3", recorded) is True

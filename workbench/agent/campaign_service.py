@@ -326,7 +326,8 @@ class CampaignService:
 
     def _evaluated(self, turn: int, call_id: str, result, sha: str) -> None:
         figures = run_figures(result, self.main_anchor)
-        new_best = self.policy.on_result(result)
+        new_best = self.policy.on_result(result, self.main_anchor, {"original": self.best_vs_original,
+                                                                   self.main_anchor: self.best_vs_main})
         if new_best:
             take_best(self, figures, sha)
         self.stop_met = bool(result.stop_met)

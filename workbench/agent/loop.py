@@ -331,7 +331,8 @@ class Campaign:
     def _on_evaluation(self, turn: int, call_id: str, outcome) -> bool:
         r = outcome.result
         figures = run_figures(r, self.main_anchor)
-        new_best = self.policy.on_result(r)
+        new_best = self.policy.on_result(r, self.main_anchor, {"original": self.best_vs_original,
+                                                              self.main_anchor: self.best_vs_main})
         if new_best:
             take_best(self, figures, outcome.kernel_sha)
         self.bus.publish(EvaluationDone(turn=turn, call_id=call_id, tool_index=self.tool_index,

@@ -93,10 +93,18 @@ def detect_claim(text: str) -> Optional[Claim]:
     return None
 
 
+def _finite(value) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if value == value and abs(value) != float("inf") else None
+
+
 # ---- the policy ----------------------------------------------------------------------------------------
 @dataclass
 class PolicyState:
-    best: Optional[float] = None        # best geomean vs original of an all-correct run
+    best: Optional[float] = None        # best geomean of an all-correct run, in best_metric's units
+    best_metric: str = "original"       # what `best` is a geomean against: the campaign's main anchor, or the
+                                        # original where a run has no figure for it (snapshots before this field)
     runs_since_best: int = 0
     calls_since_best: int = 0
     pending_suspicion: list = field(default_factory=list)   # reasons seen this turn
@@ -120,15 +128,23 @@ class Policy:
     def on_tool_call(self) -> None:
         self.state.calls_since_best += 1
 
-    def on_result(self, result) -> bool:
-        """Record a harness run, scored by its geomean vs the original when every scenario is correct (a run
-        with a wrong scenario is never a best). Returns whether it is a new best."""
-        score = result.stop_variables().get("geomean_vs_original") if result.rows and result.all_correct else None
-        finite = isinstance(score, (int, float)) and score == score and abs(score) != float("inf")
-        return self.on_evaluation(result, float(score) if finite else None)
+    def on_result(self, result, main: str = "", recorded: Optional[dict] = None) -> bool:
+        """Record a harness run, scored when every scenario is correct (a run with a wrong scenario is never a
+        best) by its geomean against the campaign's `main` anchor, the figure its stop condition reads, or
+        against the original where the run has none. `recorded` maps a metric ("original" or an anchor) to the
+        campaign's recorded best in it: when the metric changes (a snapshot from before this scoring, or a run
+        without the anchor) the best is re-based on it, so one metric's figures are never compared with
+        another's. Returns whether it is a new best."""
+        variables = result.stop_variables() if result.rows and result.all_correct else {}
+        metric = main if main and _finite(variables.get(f"geomean_vs_{main}")) else "original"
+        if metric != self.state.best_metric:
+            self.state.best = _finite((recorded or {}).get(metric))
+            self.state.best_metric = metric
+        score = _finite(variables.get(f"geomean_vs_{metric}"))
+        return self.on_evaluation(result, score)
 
     def on_evaluation(self, result, score: Optional[float]) -> bool:
-        """Record a harness run; `score` is its geomean vs original (None unless all correct).
+        """Record a harness run; `score` is its geomean in the state's best_metric (None unless all correct).
         Returns whether it is a new best."""
         st, cfg = self.state, self.config
         st.runs_since_best += 1

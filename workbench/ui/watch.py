@@ -188,9 +188,10 @@ class CampaignWatcher:
         request = SimpleNamespace(suite=first["suite"], kernel_path=f"artifacts/{first['kernel_sha']}.cu",
                                   stop_expr=self.config.stop_expr)
         result = result_from_rows(group, request)
-        new_best = self.policy.on_result(result)
-        g_orig, g_fa3 = _finite(first["geomean_vs_original"]), _finite(first["geomean_vs_fa3"])
         self.main_anchor = _text(first.get("main_anchor")) or LEGACY_MAIN     # rows written before it: attention's
+        new_best = self.policy.on_result(result, self.main_anchor, {"original": self.best[0],
+                                                                     self.main_anchor: self.best[3]})
+        g_orig, g_fa3 = _finite(first["geomean_vs_original"]), _finite(first["geomean_vs_fa3"])
         g_main = finite(first.get("geomean_vs_main"))      # null in older rows: the event takes FA3's
         if new_best:
             self.best = (g_orig, g_fa3, first["kernel_sha"], g_main)
