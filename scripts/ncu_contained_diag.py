@@ -6,10 +6,12 @@ line and a limit of --limit seconds, on the GPU machine (as root):
     version   `ncu --version` (does ncu start at all in there?)
     original  ncu on launch_one with the original kernel (no constructor: the benign case)
     probe     ncu on the hostile probe as the test builds it; probe_nofork: the same without its fork
-and `original` once more with WORKBENCH_SANDBOX=off (the same code path, no walls). At --sample seconds every
+and `original` once more with WORKBENCH_SANDBOX=off (the same code path, no walls), and with one wall at a time left
+down (`relax_uid`, `relax_net`, ...: contained_run.RELAXABLE; session 11 found the benign case stops too, so
+one of them is the cause). At --sample seconds every
 process left under this one is written down: pid, name, state, wchan, the syscall it is in, kernel stack,
 cmdline; then the tree is left to its limit. One line per case, the details as JSON in --out.
-    python3 scripts/ncu_contained_diag.py --out $OUT/ncu_contained.json
+    python3 scripts/ncu_contained_diag.py --out $OUT/ncu_contained.json [--cases original,relax_uid,relax_net]
 """
 from __future__ import annotations
 
@@ -81,14 +83,16 @@ def probe_so(work: Path, nofork: bool) -> str:
     return str(so)
 
 
-def run_case(name: str, argv: list[str], files: dict, limit: float, sample_s: float, env_off: bool) -> dict:
+def run_case(name: str, argv: list[str], files: dict, limit: float, sample_s: float, env_off: bool,
+             relax: tuple = ()) -> dict:
     from workbench.harness.contained_run import run_contained
     saved = os.environ.get("WORKBENCH_SANDBOX")
     if env_off:
         os.environ["WORKBENCH_SANDBOX"] = "off"
     box: dict = {}
     start = time.time()
-    thread = threading.Thread(target=lambda: box.update(run=run_contained(argv, files=files, timeout_s=limit)))
+    thread = threading.Thread(target=lambda: box.update(run=run_contained(argv, files=files, timeout_s=limit,
+                                                                          relax=relax)))
     thread.start()
     thread.join(sample_s)
     sampled = snapshot(os.getpid()) if thread.is_alive() else []
@@ -113,7 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="JSON file for the details")
     ap.add_argument("--limit", type=float, default=45.0, help="seconds per case (run_contained's timeout)")
     ap.add_argument("--sample", type=float, default=20.0, help="when to write down what is still running")
+    ap.add_argument("--cases", default="", help="comma list of case names (default: all)")
     args = ap.parse_args(argv)
+    from workbench.harness.contained_run import RELAXABLE
+    names = ["version", "original", "original_walls_off", "probe", "probe_nofork"] + [f"relax_{w}" for w in RELAXABLE]
+    wanted = [c for c in args.cases.split(",") if c]
+    unknown = sorted(set(wanted) - set(names))
+    if unknown:
+        print(f"ncu_contained_diag: no case {', '.join(unknown)}; one of {', '.join(names)}", file=sys.stderr)
+        return 2
     ncu = shutil.which("ncu")
     if ncu is None or os.geteuid() != 0:
         print("ncu_contained_diag: needs ncu on PATH and root (the walls drop to a fresh uid)", file=sys.stderr)
@@ -123,14 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     original = build_kernel(str(ROOT / "kernels" / "attn_fwd" / "original.cu")).so_path
     work = Path(tempfile.mkdtemp(prefix="ncu-diag-"))
     profile = ncu_argv(ncu, list(NCU_METRICS), "smoke", "smoke_basic")
-    cases = [("version", [ncu, "--version"], {}, False),
-             ("original", profile, {"kernel.so": original}, False),
-             ("original_walls_off", profile, {"kernel.so": original}, True),
-             ("probe", profile, {"kernel.so": probe_so(work, False)}, False),
-             ("probe_nofork", profile, {"kernel.so": probe_so(work, True)}, False)]
+    probe = lambda nofork: (lambda: {"kernel.so": probe_so(work, nofork)})   # noqa: E731 (built only when run)
+    cases = [("version", [ncu, "--version"], lambda: {}, False, ()),
+             ("original", profile, lambda: {"kernel.so": original}, False, ()),
+             ("original_walls_off", profile, lambda: {"kernel.so": original}, True, ()),
+             ("probe", profile, probe(False), False, ()),
+             ("probe_nofork", profile, probe(True), False, ())]
+    cases += [(f"relax_{wall}", profile, lambda: {"kernel.so": original}, False, (wall,)) for wall in RELAXABLE]
     results = []
-    for name, case_argv, files, off in cases:
-        r = run_case(name, case_argv, files, args.limit, args.sample, off)
+    for name, case_argv, files, off, relax in cases:
+        if wanted and name not in wanted:
+            continue
+        r = run_case(name, case_argv, files(), args.limit, args.sample, off, relax)
         results.append(r)
         left = ", ".join(f"{p['name']}({p['state'][:1]} {p['wchan']})" for p in r["left_at_sample"]) or "nothing"
         print(f"{name}: rc {r.get('returncode')}, {r['wall_s']} s, timed out {r.get('timed_out')}, "

@@ -31,3 +31,9 @@ def test_without_ncu_or_root_it_says_so_in_one_line(monkeypatch, capsys, tmp_pat
     assert diag.main(["--out", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs ncu" in err[0] and not (tmp_path / "x.json").exists()
+
+
+def test_an_unknown_case_is_refused_before_anything_is_built(capsys, tmp_path):
+    assert diag.main(["--out", str(tmp_path / "x.json"), "--cases", "original,relax_root"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ncu_contained_diag: no case relax_root; one of version, original") and "relax_uid" in err

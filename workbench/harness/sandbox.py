@@ -119,6 +119,7 @@ class Plan:
     limits: Limits = field(default_factory=Limits)
     notices: list = field(default_factory=list)
     tmpfs_fd: int = -1       # the parent's fd of the private tmpfs (mounts.detached_tmpfs), passed to the child
+    relax: list = field(default_factory=list)   # walls left down: diagnostics only (contained_run.RELAXABLE)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -246,15 +247,16 @@ def _whoami() -> str:
 
 
 # ---- child side ---------------------------------------------------------------------------------------------
-def enter_namespaces() -> list[str]:
-    """New mount and network namespaces for this (still single-threaded) process; what was entered."""
+def enter_namespaces(net: bool = True) -> list[str]:
+    """New mount and (unless `net` is false: a diagnosis only) network namespaces for this (still
+    single-threaded) process; what was entered."""
     if os.geteuid() != 0 or mode() == "off":
         return []
     libc = _libc()
     entered = []
     if not _call(libc.unshare, CLONE_NEWNS) and not _call(libc.mount, None, b"/", None, MS_REC | MS_PRIVATE, None):
         entered.append("mnt")
-    if not _call(libc.unshare, CLONE_NEWNET):
+    if net and not _call(libc.unshare, CLONE_NEWNET):
         entered.append("net")
     return entered
 
