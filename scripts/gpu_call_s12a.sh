@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Next session's kernel call (prepared in session 11): where causal d64's time goes, the weakest group of v16
+# (0.91-0.95x FA3 on the same 192x128 three-consumer tile as FA3's). The per-tile timeline (TIMELINE=1 builds,
+# scripts/tile_timeline.py) of the rung on three causal d64 shapes and the non-causal one of the same size: SM idle
+# between CTAs and at the end, a tile's start (Q and K_0 to S_0), the masked diagonal blocks against a steady block.
+# The d64 three-consumer TIMELINE build spills 56-124 B (its clock marks at 160 registers): its overhead is printed.
+# Run as: CALL=scripts/gpu_call_s12a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3 and .gpucache)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/tl"
+source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
+K=kernels/attn_fwd/ladder/04_pingpong.cu
+echo "#### timeline $(date -u +%T)"
+OUT=$OUT/tl timeout "${TL_TIMEOUT:-150}" python3 scripts/tile_timeline.py --kernels $K \
+  --only A_d64_c1_s2k A_d64_c1_s8k C_s9000_d64_c1 A_d64_c0_s8k --anchors fa3 --cap 0.2 --reps 10 \
+  > "$OUT/tl/log.txt" 2>&1
+echo "rc $?"; tail -c 9000 "$OUT/tl/log.txt"
+( cd "$OUT" && tar -czf tl.tgz tl && rm -rf tl )
+echo "#### done $(date -u +%T)"
