@@ -4,6 +4,7 @@
 # scripts/tile_timeline.py) of the rung on three causal d64 shapes and the non-causal one of the same size: SM idle
 # between CTAs and at the end, a tile's start (Q and K_0 to S_0), the masked diagonal blocks against a steady block.
 # The d64 three-consumer TIMELINE build spills 56-124 B (its clock marks at 160 registers): its overhead is printed.
+# Then run 37: D64_CAUSAL_PERSIST=32 against 8 on the 18 causal d64 shapes, interleaved.
 # Run as: CALL=scripts/gpu_call_s12a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3 and .gpucache)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/tl"
@@ -15,4 +16,10 @@ OUT=$OUT/tl timeout "${TL_TIMEOUT:-150}" python3 scripts/tile_timeline.py --kern
   > "$OUT/tl/log.txt" 2>&1
 echo "rc $?"; tail -c 9000 "$OUT/tl/log.txt"
 ( cd "$OUT" && tar -czf tl.tgz tl && rm -rf tl )
+echo "#### causal d64 persistence bound $(date -u +%T)"; mkdir -p "$OUT/ab"
+# run 37: with 128-key three-consumer tiles, are the paired causal d64 grids of 9-32 blocks better persistent?
+OUT=$OUT/ab timeout 120 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
+  --suite kernels/attn_fwd/suites/full.csv --only _d64_c1 --kernels $K $K:D64_CAUSAL_PERSIST=32 > "$OUT/ab/log.txt" 2>&1
+echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab/log.txt" | head -3; sed -n '/^# geomean/,$p' "$OUT/ab/log.txt"
+python3 scripts/ab_ratio.py "$OUT/ab/ladder_bench.json" --worst 4
 echo "#### done $(date -u +%T)"

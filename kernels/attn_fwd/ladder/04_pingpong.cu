@@ -24,7 +24,7 @@
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (launch,
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
-//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
+//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT, D64_CAUSAL_PERSIST,
 //   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
 //   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
 //   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
@@ -74,6 +74,9 @@
 #endif
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent
+#endif
+#ifndef D64_CAUSAL_PERSIST
+#define D64_CAUSAL_PERSIST 8 // @knob D64_CAUSAL_PERSIST 8 {8,32}  d64's bound for CAUSAL_PERSIST (runs 26-29: 8)
 #endif
 #ifndef CAUSAL_LPT_WALK
 #define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
@@ -1460,8 +1463,8 @@ int launch(const Call& a, cudaStream_t stream) {
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
-    // d64 only to a quarter of the blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28
-    const int persist_blocks = C::D == 64 ? CAUSAL_PERSIST / 4 : CAUSAL_PERSIST;
+    // d64 to D64_CAUSAL_PERSIST (8) blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28 (96-key tiles)
+    const int persist_blocks = C::D == 64 ? D64_CAUSAL_PERSIST : CAUSAL_PERSIST;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
     // pairs of equal work: a balanced stride
     if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
