@@ -20,8 +20,9 @@ for job in v14:A_d64_c0_s4k v15:A_d64_c0_s4k v15:B_h16x8_d256_c1_s32k; do
     --launch-count 1 --section LaunchStats --section Occupancy --section SpeedOfLight --csv --page details \
     python3 -m workbench.agent.launch_one --impl ours --so "$so" --suite full --scenario "$sc" > "$r.csv" 2> "$r.err"
   echo "== $v $sc rc $?"
-  grep -E '"(Registers Per Thread|Block Size|Grid Size|Threads|Waves Per SM|Block Limit Registers|Block Limit Shared Mem|Theoretical Occupancy|Achieved Occupancy|Achieved Active Warps Per SM|Duration|Compute \(SM\) Throughput)"' \
-    "$r.csv" | awk -F'","' '{print "   " $(NF-2) " = " $NF}' | tr -d '"'
+  names='Registers Per Thread|Block Size|Grid Size|Threads|Waves Per SM|Block Limit Registers|Block Limit Shared Mem'
+  names+='|Theoretical Occupancy|Achieved Occupancy|Achieved Active Warps Per SM|Duration|Compute \(SM\) Throughput'
+  grep -E "\"($names)\"" "$r.csv" | awk -F'","' '{print "   " $(NF-2) " = " $NF}' | tr -d '"'
 done
 tar -czf "$OUT/q019.tgz" -C "$OUT" q019 && rm -rf "$OUT/q019"
 echo "#### d64 D64_WG3_DEEP $(date -u +%T)"

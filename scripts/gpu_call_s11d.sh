@@ -7,7 +7,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 echo "#### ncu contained $(date -u +%T)"
-timeout 260 python3 scripts/ncu_contained_diag.py --out "$OUT/ncu_contained.json" --limit 40 --sample 15 ${NCU_CASES:+--cases $NCU_CASES}
+timeout 260 python3 scripts/ncu_contained_diag.py --out "$OUT/ncu_contained.json" --limit 40 --sample 15 \
+  ${NCU_CASES:+--cases $NCU_CASES}
 echo "rc $?"
 python3 - "$OUT/ncu_contained.json" <<'PY'
 import json, sys
