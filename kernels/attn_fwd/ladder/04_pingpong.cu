@@ -73,7 +73,7 @@
 #define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
 #ifndef CAUSAL_PERSIST
-#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent
+#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32,128}  paired causal grids of <= N query blocks persistent
 #endif
 #ifndef D64_CAUSAL_PERSIST
 #define D64_CAUSAL_PERSIST 8 // @knob D64_CAUSAL_PERSIST 8 {8,32}  d64's bound for CAUSAL_PERSIST (runs 26-29: 8)
