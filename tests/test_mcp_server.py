@@ -67,6 +67,7 @@ def test_a_campaign_over_mcp_stdio(tmp_path):
             seen["missing"] = await client.call_tool("check_kernel", {"path": "nope.cu"})
             seen["status"] = await client.call_tool("campaign_status", {})
             seen["bank"] = await client.call_tool("list_questions", {"trigger": "stall"})
+            seen["scenarios"] = await client.call_tool("list_scenarios", {})
             seen["suite"] = await client.read_resource("workbench://campaign/suite")
 
     anyio.run(session)
@@ -94,6 +95,9 @@ def test_a_campaign_over_mcp_stdio(tmp_path):
     assert "last question: (human, human) Is the softmax rescale" in text(seen["status"])
     assert "4 harness run(s)" in text(seen["status"])
     assert "q0" in text(seen["bank"]) and "smoke" in seen["suite"].contents[0].text
+    for listing in ("bank", "scenarios"):      # issue 27 item 9: the listings end with the stop condition too
+        last = text(seen[listing]).strip().splitlines()[-1]
+        assert last.startswith("campaign c-mcp: 4 harness run(s)") and f"stop condition ({STOP}): not met" in last
 
     traces = tmp_path / "campaigns" / "c-mcp" / "traces"
     evaluations = read_table(traces, "evaluations")
