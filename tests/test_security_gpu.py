@@ -138,9 +138,10 @@ def _fields(text: str) -> dict:
     return dict(re.findall(r"(\w+)=\[([^\]]*)\]", text.split("probe ", 1)[1].splitlines()[0]))
 
 
-def _nothing_stolen(seen: dict, walls: dict) -> None:
+def _nothing_stolen(seen: dict, walls: dict, profiler: bool = False) -> None:
     assert seen["uid"] != "0" and seen["key"] == "unset" and seen["environ"] != "KEY", seen
-    assert seen["unix"] == "socket: Permission denied", seen
+    # the worker may not open a UNIX socket; a profiler run may (ncu needs it), and the host's is hidden from it
+    assert seen["unix"] == ("Connection refused" if profiler else "socket: Permission denied"), seen
     assert seen["outside"] != "WROTE" and not (walls["dir"] / "escaped").exists(), seen
 
 
@@ -208,9 +209,12 @@ def test_ncu_on_a_hostile_constructor_gets_nothing_and_changes_nothing(walls):
     print(text[-4000:])
     assert "ERR_NVGPUCTRPERM" not in text, "performance counters restricted to admins on this machine"
     seen = _fields(text)
-    _nothing_stolen(seen, walls)
+    _nothing_stolen(seen, walls, profiler=True)
     assert seen["cuda"] == "no error", seen
-    assert run.returncode == 0 and "gpu__time_duration" in run.stdout, text[-3000:]   # profiled, behind the walls
+    # profiled behind the walls; the probe's attn_fwd may return 400 on its first call (its constructor's CUDA use,
+    # as in the worker test above): launch_one then exits 1 after the profiled launches
+    assert "gpu__time_duration" in run.stdout, text[-3000:]
+    assert run.returncode == 0 or (run.returncode == 1 and "returned 400 on smoke_basic" in text), text[-3000:]
     assert KEY not in text and KEY[::-1] not in text
     time.sleep(1)
     assert not _alive_named(walls["name"]), "the setsid grandchild outlived the profile"

@@ -7,8 +7,9 @@ launch_one — behind the same walls, all of them up before the program starts.
 The program (and everything it starts) runs as a fresh unprivileged uid, in its own mount, network and PID
 namespaces, with the allowlisted environment (no API key: no transform of it can reach the output), a
 size-capped private folder over /tmp (`{private}` in the argv; `files` are copied to {private}/lib/), every
-other mount read-only, rlimits, and the socket filter with inet sockets allowed: Nsight Compute talks to its
-target over the loopback of the new network namespace, which holds nothing else. Its output is kept in files
+other mount read-only, the host's filesystem UNIX sockets hidden (host_sockets.py), rlimits, and the socket filter
+with inet and UNIX sockets allowed: Nsight Compute talks to its target over UNIX sockets and the loopback of the
+new network namespace, which holds nothing else. Its output is kept in files
 the program writes through inherited descriptors (bounded by the file-size rlimit); the caller reads the last
 OUTPUT_KEEP bytes of each. When it runs past `timeout_s` the whole tree is killed.
 
@@ -47,7 +48,7 @@ def _tail(handle) -> str:
 
 # Walls a diagnosis may leave down, one at a time, to find which one a program fails behind (issue 25: Nsight
 # Compute stops behind them and finishes without them). Only this module's callers set them, never a CLI or an env.
-RELAXABLE = ("uid", "net", "pid", "unix", "seccomp", "limits")
+RELAXABLE = ("uid", "net", "pid", "sockets", "seccomp", "limits")    # sockets: the host's left unhidden
 
 
 def run_contained(argv: list[str], files: dict | None = None, timeout_s: float = 600.0,

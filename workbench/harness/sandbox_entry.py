@@ -8,8 +8,9 @@
 enters the namespaces, then runs the worker module, which contains itself once its imports are done
 (sandbox.contain). `run` runs a program that loads candidate code itself (Nsight Compute and launch_one): every
 wall is up before it starts — namespaces (with a loopback of its own, for the profiler's connection to its
-target), the private folder (NAME copied to {private}/lib/NAME; `{private}` in ARGV names it), rlimits, the uid,
-the socket filter (inet sockets allowed: the namespace holds nothing but the loopback).
+target), the private folder (NAME copied to {private}/lib/NAME; `{private}` in ARGV names it), the host's
+filesystem UNIX sockets hidden (host_sockets.py), rlimits, the uid, the socket filter (inet and UNIX sockets
+allowed: the namespace holds nothing but the loopback, and the profiler's frontend talks to its target over both).
 """
 from __future__ import annotations
 
@@ -18,12 +19,11 @@ import json
 import os
 import runpy
 import shutil
-import socket
 import sys
 import tempfile
 from pathlib import Path
 
-from workbench.harness import mounts, proc_tree, sandbox, seccomp
+from workbench.harness import host_sockets, mounts, proc_tree, sandbox, seccomp
 
 
 def _exec_main(argv: list[str]) -> int:
@@ -93,8 +93,10 @@ def _run_main(argv: list[str]) -> int:
             sandbox.set_limits(plan.limits)
             if seccomp.install(seccomp.PROFILE_FAMILIES):
                 notices.append("sandbox: no socket filter here")
+            notices.append("sandbox: no mount namespace here: the host's UNIX sockets stay reachable")
     else:
         relax = set(plan.relax)            # diagnostics only (contained_run.RELAXABLE), empty otherwise
+        host_sockets_bound = host_sockets.bound_paths()     # the host's network namespace's, read before leaving it
         entered = sandbox.enter_namespaces(net="net" not in relax)
         why = mounts.bring_up_loopback() if "net" in entered else ""
         if why:                            # the profiler cannot reach its target then: say why it will fail
@@ -104,12 +106,16 @@ def _run_main(argv: list[str]) -> int:
         program = shutil.which(command[0]) if command else None
         reach = [os.path.dirname(os.path.realpath(program))] if program else []
         inside, _ = sandbox.private_folder(plan, files, entered, notices, reach)
+        if "mnt" in entered and "sockets" not in relax:   # the filter lets AF_UNIX through: the host's stay hidden
+            _, problems = host_sockets.mask(host_sockets_bound + host_sockets.scanned_paths())
+            notices += [f"sandbox: {x}" for x in problems]
+        elif "sockets" not in relax:
+            notices.append("sandbox: no mount namespace here: the host's UNIX sockets stay reachable")
         if "limits" not in relax:
             sandbox.set_limits(plan.limits)
         if "uid" not in relax:
             sandbox.drop_privileges(plan.uid, plan.gid)
-        families = seccomp.PROFILE_FAMILIES | ({socket.AF_UNIX} if "unix" in relax else set())
-        why = "" if "seccomp" in relax else seccomp.install(frozenset(families))
+        why = "" if "seccomp" in relax else seccomp.install(seccomp.PROFILE_FAMILIES)
         if why:
             notices.append(f"sandbox: {why}")
     for notice in notices:

@@ -5,8 +5,10 @@ A network namespace hides every network interface but its own loopback; it does 
 filter, installed for all threads at once (SECCOMP_FILTER_FLAG_TSYNC) after no_new_privs:
 
   * socket(family, ...) fails with EACCES unless `family` is in the allowed set (none for the evaluation worker;
-    AF_INET/AF_INET6 for a profiler run, whose target talks to Nsight Compute over the loopback of its own, empty
-    network namespace). socketpair() stays allowed: a pair is connected only to itself.
+    AF_INET/AF_INET6/AF_UNIX for a profiler run, whose target talks to Nsight Compute over UNIX sockets and the
+    loopback of its own, empty network namespace: abstract UNIX names are that namespace's, and the host's
+    filesystem sockets are hidden under /dev/null in its mount namespace, host_sockets.py). socketpair() stays
+    allowed: a pair is connected only to itself.
   * connect() fails with EACCES when no family is allowed (a socket inherited from elsewhere is not a way out);
   * io_uring_setup/enter/register fail with ENOSYS (io_uring can open and connect sockets without socket());
   * a system call of another ABI (i386 `int $0x80`, x32) fails with ENOSYS: only the native table is checked.
@@ -38,7 +40,7 @@ _ABI = {
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _NR, _ARCH, _ARG0 = 0, 4, 16                          # offsets in struct seccomp_data (args[0]: its low 32 bits)
 WORKER_FAMILIES: frozenset = frozenset()
-PROFILE_FAMILIES = frozenset({socket.AF_INET, socket.AF_INET6})
+PROFILE_FAMILIES = frozenset({socket.AF_INET, socket.AF_INET6, socket.AF_UNIX})   # ncu needs all three
 
 
 class _Program:

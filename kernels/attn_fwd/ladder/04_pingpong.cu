@@ -6,9 +6,9 @@
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
-// - grids: persistent for non-causal; causal with mirrored pairs of query blocks (>= 1024 tiles under 128
-//   blocks; persistent up to 32 blocks, d64 8), else longest block first: one order under 128 blocks, from 128
-//   in chunks of heads whose K/V fit in L2 (FA3's LPT order);
+// - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
+//   per SM under 128 blocks, from 128 in chunks of heads whose K/V fit in L2; mirrored pairs of query blocks
+//   instead for >= 1024 tiles where they beat the walk (d256; persistent pairs of up to 32 blocks, d64 8, groups < 4);
 //   split keys only for grids under a wave (v9: the wave cost model had split 19 large grids), merged by
 //   combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
@@ -24,7 +24,7 @@
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (launch,
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
-//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT, D64_CAUSAL_PERSIST,
+//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
 //   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
 //   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
 //   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
@@ -67,16 +67,13 @@
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
 #ifndef CAUSAL_PAIRS
-#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
-#endif
+#define CAUSAL_PAIRS 2      // @knob CAUSAL_PAIRS 2 {0,1,2}  causal: a CTA per mirrored query-block pair (2: where the
+#endif                      // LPT walk does not beat them, run 39)
 #ifndef CAUSAL_ORDER
 #define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
 #ifndef CAUSAL_PERSIST
-#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32,128}  paired causal grids of <= N query blocks persistent
-#endif
-#ifndef D64_CAUSAL_PERSIST
-#define D64_CAUSAL_PERSIST 8 // @knob D64_CAUSAL_PERSIST 8 {8,32}  d64's bound for CAUSAL_PERSIST (runs 26-29: 8)
+#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent (d64 8)
 #endif
 #ifndef CAUSAL_LPT_WALK
 #define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
@@ -1460,11 +1457,18 @@ int launch(const Call& a, cudaStream_t stream) {
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
-    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
-    // d64 to D64_CAUSAL_PERSIST (8) blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28 (96-key tiles)
-    const int persist_blocks = C::D == 64 ? D64_CAUSAL_PERSIST : CAUSAL_PERSIST;
+    // d64 to 8 blocks: its 2k-key grids lost 5 % in runs 26-28 (96-key tiles) and 0.5 % at 32 in run 37 (128-key)
+    const int persist_blocks = C::D == 64 ? 8 : CAUSAL_PERSIST;
+    // CAUSAL_PAIRS 2: the LPT walk below instead of the pairs where it measured better (run 39, the 72 causal
+    // shapes): up to d128 wherever the pairs would be relaunched CTAs (their last wave a third idle: d64 +1.5-7 %,
+    // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
+    // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
+    // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv);
+    if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
+    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
     // pairs of equal work: a balanced stride
     if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
