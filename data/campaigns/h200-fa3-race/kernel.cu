@@ -6,17 +6,17 @@
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
-// - grids: persistent for non-causal; causal with mirrored pairs of query blocks (>= 1024 tiles under 128
-//   blocks; persistent up to 32 blocks, d64 8), else longest block first: one order under 128 blocks, from 128
-//   in chunks of heads whose K/V fit in L2 (FA3's LPT order);
+// - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
+//   per SM under 128 blocks, from 128 in chunks of heads whose K/V fit in L2; mirrored pairs of query blocks
+//   instead for >= 1024 tiles where they beat the walk (d256; persistent pairs of up to 32 blocks, d64 8, groups < 4);
 //   split keys only for grids under a wave (v9: the wave cost model had split 19 large grids), merged by
 //   combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v11 0.990x FA3 (run 29); v13 (MASK_PEEL, run 31-32) 1.017 (A 0.957 B 0.969 C 1.011 D 1.189), eval 9b04a4c0dde8;
-// v14 (PACK_GQA, run 33) 1.008 (the spread: no full shape packs); v15 (runs 34-35: packed Q/O by TMA, d64 128-key
-// three-consumer tiles, peeled at every head_dim): d64 x1.041 interleaved, 40 random shapes 0.97 -> 1.10x FA3.
+// v13 (MASK_PEEL) 1.017x FA3; v15 (runs 34-35: packed Q/O by TMA, d64's 128-key three-consumer tiles, peeled at
+// every head_dim) 1.023; v16 (run 36: three d64 consumers on deep non-causal grids) **1.028** (A 0.982 B 0.971
+// C 1.018 D 1.207), eval 1f57b7ffacc6; 40 random shapes 0.97 -> 1.10x FA3 with v15's packing.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -51,9 +51,6 @@
 #ifndef D64_WG3_BN
 #define D64_WG3_BN 128      // @knob D64_WG3_BN 128 {96,128}   keys per block with 3 consumers (FA3's causal tile)
 #endif
-#ifndef D64_WG3_DEEP
-#define D64_WG3_DEEP 1      // @knob D64_WG3_DEEP 0 {0,1}  non-causal d64: three consumers from two waves of 192-row tiles
-#endif
 #ifndef D128_BN
 #define D128_BN 176         // @knob D128_BN 176 {128,176}         head_dim 128, non-causal (FA3's choice)
 #endif
@@ -70,13 +67,13 @@
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
 #ifndef CAUSAL_PAIRS
-#define CAUSAL_PAIRS 1      // @knob CAUSAL_PAIRS 1 {0,1}  causal, non-persistent: a CTA per mirrored query-block pair
-#endif
+#define CAUSAL_PAIRS 2      // @knob CAUSAL_PAIRS 2 {0,1,2}  causal: a CTA per mirrored query-block pair (2: where the
+#endif                      // LPT walk does not beat them, run 39)
 #ifndef CAUSAL_ORDER
 #define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
 #ifndef CAUSAL_PERSIST
-#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent
+#define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids of <= N query blocks persistent (d64 8)
 #endif
 #ifndef CAUSAL_LPT_WALK
 #define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
@@ -1460,11 +1457,18 @@ int launch(const Call& a, cudaStream_t stream) {
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
-    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
-    // d64 only to a quarter of the blocks: its 2k-key grids (16 blocks) lost 5 % in each of runs 26-28
-    const int persist_blocks = C::D == 64 ? CAUSAL_PERSIST / 4 : CAUSAL_PERSIST;
+    // d64 to 8 blocks: its 2k-key grids lost 5 % in runs 26-28 (96-key tiles) and 0.5 % at 32 in run 37 (128-key)
+    const int persist_blocks = C::D == 64 ? 8 : CAUSAL_PERSIST;
+    // CAUSAL_PAIRS 2: the LPT walk below instead of the pairs where it measured better (run 39, the 72 causal
+    // shapes): up to d128 wherever the pairs would be relaunched CTAs (their last wave a third idle: d64 +1.5-7 %,
+    // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
+    // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
+    // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv);
+    if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
+    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
     // pairs of equal work: a balanced stride
     if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
@@ -1537,9 +1541,10 @@ inline bool three_consumers_pay(const Call& a) {
     const long long sms = sm_count(), heads = (long long)a.batch * a.heads_q;
     const long long t128 = heads * ((a.seqlen_q + 127) / 128), t192 = heads * ((a.seqlen_q + 191) / 192);
     if (t128 < sms) return false;
-    // run 36: with 128-key tiles, forced three consumers gained 13-36 % on the non-causal grids the rule gave two
-    // (A_d64_c0_s512/s1k, B_h64x8_d64_c0_s1k, D_cross_q1k_k333-8k) and lost 9 % on C_s1000_d64_c0 (1.5 waves)
-    if (D64_WG3_DEEP && !a.causal && t192 >= 2 * sms) return true;
+    // non-causal grids of two waves of 192-row tiles or more: three consumers (run 36: the wave rule below, fitted
+    // to 96-key tiles, gave A_d64_c0_s512/s1k, B_h64x8_d64_c0_s1k and D_cross_q1k two; forced three gained 13-36 %
+    // there and lost 9 % on C_s1000_d64_c0, 1.5 waves; the rule x1.023 on the 46 d64 shapes)
+    if (!a.causal && t192 >= 2 * sms) return true;
     const long long w128 = (t128 + sms - 1) / sms, w192 = (t192 + sms - 1) / sms;
     return 15 * w192 <= 11 * w128;
 }
