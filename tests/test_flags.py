@@ -43,9 +43,30 @@ def test_near_the_ceiling_flags_only_a_candidate_faster_than_every_anchor():
     assert flagged(row_at(760.0, original=10.0)) == [True]               # the original is no anchor: the
     assert flagged(row_at(760.0)) == [True]                              # ceiling alone, as before
     assert flagged(row_at(600.0, fa3=500.0)) == [False]                  # not near the ceiling at all
-    row = row_at(800.0, fa3=820.0)
-    flagged(row)
-    assert "above_ceiling" in row.flags                                   # unchanged
+
+
+def above(*rows) -> list[bool]:
+    flagged(*rows)
+    return ["above_ceiling" in r.flags for r in rows]
+
+
+def test_above_the_ceiling_flags_only_a_candidate_faster_than_every_anchor():
+    assert above(row_at(800.0, fa3=820.0)) == [False]        # FA3 above the GEMM figure too (the d256 rows, q004)
+    assert above(row_at(830.0, fa3=820.0)) == [True]         # ahead of FA3 and above the ceiling
+    assert above(row_at(830.0), row_at(830.0, original=5.0)) == [True, True]     # nothing to compare with
+    assert above(row_at(780.0, fa3=700.0)) == [False]        # under it: near_ceiling's business
+
+
+def test_v17s_evaluation_keeps_only_the_above_ceiling_rows_ahead_of_fa3():
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pq.read_table(EVALUATION).to_pandas()
+    table = table[table["eval_id"] == "96aa79e88a96"]                 # v17 (session 12): above_ceiling:5
+    assert len(table) == 182 and "above_ceiling:5" in table["suite_flags"].iloc[0]
+    rows = [ScenarioResult(scenario=SHAPES[r.scenario].to_dict(), status="passed", stats=timed(r.us_median),
+                           reference_stats={"fa3": timed(r.us_median * r.speedup_vs_fa3)})
+            for r in table.itertuples()]
+    hits = [(r.name, x) for r, x, hit in zip(rows, table["speedup_vs_fa3"], above(*rows)) if hit]
+    assert hits == [("B_h16x8_d256_c1_s32k", pytest.approx(1.0021, abs=1e-4))], hits   # 807 TFLOP/s, 0.2 % ahead
 
 
 def test_a_margin_over_the_best_anchor_can_be_asked_for():

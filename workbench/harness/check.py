@@ -303,10 +303,9 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
     for row in result.rows:
         if row.stats is None:
             continue
-        tflops = row.tflops or 0.0
-        if tflops > ceiling:
+        if flags.above_ceiling(row, ceiling, over_anchor):   # both: and faster than every anchor on the shape
             row.flags.append("above_ceiling")
-        elif flags.near_ceiling(row, ceiling, near, over_anchor):   # and faster than every anchor on the shape
+        elif flags.near_ceiling(row, ceiling, near, over_anchor):
             row.flags.append("near_ceiling")
         if row.stats.rel_spread > noisy:
             row.flags.append("noisy")
