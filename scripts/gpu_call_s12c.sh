@@ -18,7 +18,8 @@ OUT=$OUT/edge timeout 100 python3 scripts/ladder_bench.py --anchors fa3 --seeds 
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/edge/log.txt" | head -3; sed -n '/^# geomean/,$p' "$OUT/edge/log.txt"
 echo "#### campaign $(date -u +%T)"
 timeout 240 bash scripts/gpu_campaign_check.sh $K "v17 (run 39): CAUSAL_PAIRS 2, the persistent LPT walk instead of \
-the mirrored pairs up to d128 where the pairs would be relaunched CTAs or the GQA group is >= 4 (causal +1.1 % predicted \
+the mirrored pairs up to d128 where the pairs would be relaunched CTAs or the GQA group is >= 4 \
+(causal +1.1 % predicted \
 from run 39's groups, full +0.4 %)" 2>&1 | grep -vE "^\[" | tail -40
 echo "#### ncu behind the walls $(date -u +%T)"
 timeout 200 python3 -m pytest -m gpu tests/test_security_gpu.py -k ncu -q -s -p no:cacheprovider -W ignore 2>&1 \

@@ -8,7 +8,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/q004"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu
 so=$(python3 -c "import sys; from workbench.harness.build import build_kernel as b; print(b(sys.argv[1]).so_path)" $K)
-M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum
+M=$M,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 echo "#### q004 ncu $(date -u +%T)"
 for sc in B_h16x8_d256_c1_s32k A_d256_c0_s16k; do
   for impl in ours fa3; do
