@@ -96,9 +96,6 @@
 #ifndef SPLIT_KV
 #define SPLIT_KV 1          // @knob SPLIT_KV 1 {0,1}           split the keys when the grid is under a wave
 #endif
-#ifndef O_DIRECT
-#define O_DIRECT 1          // @knob O_DIRECT 1 {0,1}  one Q buffer (d256, d128/176): O from registers, Q freed early
-#endif
 #ifndef MAX_SPLITS
 #define MAX_SPLITS 16       // @knob MAX_SPLITS 16 {4,8,16,32}
 #endif
@@ -847,16 +844,6 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
 // buffers: the freed buffer is the one the tile after next loads its Q into. store_pending: it, or -1.
 template <class C>
 constexpr bool kStoreLate = C::Q_BUFS == 2;
-// With one Q buffer a staged O store serialises the tiles: the next Q could only load once the TMA had read O out
-// of the buffer. kDirectO: O goes from registers to global memory, and the Q buffer is freed after the tile's
-// last S GEMM, so the next tile's Q loads under the last PV and the epilogue (FA3 stages O in V's stage instead).
-template <class C>
-constexpr bool kDirectO = O_DIRECT && !kStoreLate<C> && !C::PACK;
-template <class C>
-__device__ __forceinline__ void release_q(const Bars& bar, int buf, int wq, int ltid) {
-    named_barrier_sync(1 + wq, 128);          // every warp's last wgmma on this Q buffer has completed
-    if (ltid == 0) mbar_arrive(bar.q_empty(buf, wq));
-}
 template <class C>
 __device__ __forceinline__ void retire_store(const Bars& bar, int wq, int& store_pending) {
     if (store_pending >= 0) {
@@ -883,21 +870,6 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         lt += __shfl_xor_sync(0xffffffffu, lt, 2);
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
-    }
-    if (kDirectO<C> && p.n_splits == 1) {
-        // straight from registers (the Q buffer is already free): a quad writes 16 contiguous bytes per row
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-            const int row = row0 + 8 * hf;
-            if (row >= p.seqlen_q) continue;
-            __nv_bfloat16* op = p.o + (((int64_t)t.b * p.seqlen_q + row) * p.heads_q + t.h) * D + col0;
-#pragma unroll
-            for (int j = 0; j < D / 8; ++j)
-                *reinterpret_cast<uint32_t*>(op + 8 * j) =
-                    pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
-            if ((lane & 3) == 0) p.lse[(int64_t)t.bh * p.seqlen_q + row] = lse_row[hf];
-        }
-        return;
     }
     if (C::PACK && (!C::PACK_BY_TMA || p.n_splits > 1)) {
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
@@ -982,7 +954,8 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                     make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
             if ((lane & 3) == 0) p.lse_part[part_row0 + row] = lse_row[hf];
         }
-        if constexpr (!kDirectO<C>) release_q<C>(bar, buf, wq, ltid);   // kDirectO: freed in the mainloop
+        named_barrier_sync(1 + wq, 128);     // every warp's last QK^T has read this Q buffer
+        if (ltid == 0) mbar_arrive(bar.q_empty(buf, wq));
     }
 }
 
@@ -1079,7 +1052,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<0>();
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s0));
-            if constexpr (kDirectO<C>) if (n_iter == 1) release_q<C>(bar, buf, wq, ltid);
             TL_MARK(1);
             mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
@@ -1110,7 +1082,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
-            if constexpr (kDirectO<C>) if (i == n_iter - 1) release_q<C>(bar, buf, wq, ltid);
             if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
@@ -1149,7 +1120,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     }
 #endif
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
-    if constexpr (kDirectO<C>) if (n_iter <= 0) release_q<C>(bar, buf, wq, ltid);
     epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending);
 #if TIMELINE
     TL_MARK(5);
