@@ -4,6 +4,7 @@
 # timeline: wait_q 5-11 % and epilogue 8-17 % of the d256 tiles) against v17 interleaved on the shapes whose
 # kernels changed (d256, non-causal d128 past 3072 keys), v18 on edge, v18 through the campaign on full, then
 # v18's timeline on run 41's shapes.
+# Ran 2026-12-04 (run 42): O_DIRECT refuted (x0.936), the knob deleted; the script stays as the record of that run.
 # Run as: CALL=scripts/gpu_call_s13c.sh bash scripts/gpu_run.sh call   (carry .whl/fa3, .gpucache, .experiments)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab" "$OUT/edge" "$OUT/tl"
