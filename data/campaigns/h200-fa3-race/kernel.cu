@@ -24,7 +24,8 @@
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (launch,
 //   split choice, head_dim dispatch).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
-//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); grid PERSISTENT,
+//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); D256_O_IN_V (d256's Q freed
+//   after the last S GEMM, O staged in the V ring: FA3's d256 scheme, run 43); grid PERSISTENT,
 //   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
 //   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
 //   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
@@ -63,6 +64,9 @@
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
+#ifndef D256_O_IN_V
+#define D256_O_IN_V 1       // @knob D256_O_IN_V 1 {0,1}  d256: Q freed after the last S GEMM, O staged in a V stage
+#endif
 #ifndef PERSISTENT
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
@@ -95,9 +99,6 @@
 #endif
 #ifndef SPLIT_KV
 #define SPLIT_KV 1          // @knob SPLIT_KV 1 {0,1}           split the keys when the grid is under a wave
-#endif
-#ifndef O_DIRECT
-#define O_DIRECT 1          // @knob O_DIRECT 1 {0,1}  one Q buffer (d256, d128/176): O from registers, Q freed early
 #endif
 #ifndef MAX_SPLITS
 #define MAX_SPLITS 16       // @knob MAX_SPLITS 16 {4,8,16,32}
@@ -157,6 +158,12 @@ struct Cfg {
     static constexpr int OFF_V = OFF_K + STAGES * KV_BYTES;
     static constexpr int OFF_BAR = OFF_V + STAGES * KV_BYTES;
     static constexpr int SMEM = OFF_BAR + 256 + 1024;      // + barriers + slack to align the base to 1024
+    // FA3's head_dim 256 scheme where one Q buffer is all that fits: each consumer's warps free Q after their last
+    // S GEMM (the next tile's Q loads under the last PV and the epilogue) and O is staged in the V ring at the
+    // warpgroup's Q offset (its address then needs no warpgroup index: one more spilled the walk), which the producer
+    // refills only after every store has read it (o_empty)
+    static constexpr bool O_IN_V = D256_O_IN_V && D == 256 && Q_BUFS == 1;
+    static_assert(!O_IN_V || NWG * Q_WG_BYTES <= STAGES * KV_BYTES, "every consumer's O fits the V ring");
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
     static constexpr bool PACK_BY_TMA = false;               // packed Q and O through the producer's TMA boxes
@@ -170,6 +177,7 @@ struct Cfg {
 template <class C, bool kTma>
 struct Packed : C {
     static constexpr bool PACK = true, PACK_BY_TMA = kTma;
+    static constexpr bool O_IN_V = false;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -634,6 +642,7 @@ struct Bars {
     __device__ uint32_t v_empty(int s) const { return base + 72 + 8 * s; }
     __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 24 * buf + 8 * w; }
     __device__ uint32_t q_empty(int buf, int w) const { return base + 144 + 24 * buf + 8 * w; }   // O stored
+    __device__ uint32_t o_empty() const { return base + 192; }   // O_IN_V: every consumer's O store has read its stage
 };
 
 // Ring slot and phase of the i-th key block a CTA streams (i counts over all its tiles).
@@ -674,6 +683,13 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
                                         const Tile& t, int2 range, int it, int tile_iter, uint32_t sQ, uint32_t sK,
                                         uint32_t sV, const Bars& bar) {
     const int n_iter = range.y - range.x;
+    // O_IN_V: the V ring holds the previous tile's O until its stores have read it. Waited once in every tile but
+    // the first, before its first V load (or after its Q when no V comes): the consumers free the barrier's next
+    // phase only in the tile after this one, whose Q this thread loads after the wait, so the phases never run
+    // two ahead of it
+    auto wait_o_stored = [&] {
+        if constexpr (C::O_IN_V) if (tile_iter > 0) mbar_wait(bar.o_empty(), (tile_iter - 1) & 1);
+    };
     if (n_iter > 0) load_k<C>(tm_k, t, range.y - 1, it, sK, bar);
     const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
@@ -691,11 +707,16 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
             tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
         }
     }
-    if (n_iter <= 0) return;
+    if (n_iter <= 0) {
+        wait_o_stored();
+        return;
+    }
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
         load_k<C>(tm_k, t, range.y - 1 - i, it + i, sK, bar);
+        if (i == 1) wait_o_stored();
         load_v<C>(tm_v, t, range.y - i, it + i - 1, sV, bar);
     }
+    if (n_iter == 1) wait_o_stored();
     load_v<C>(tm_v, t, range.x, it + n_iter - 1, sV, bar);
 }
 
@@ -844,35 +865,33 @@ __device__ __forceinline__ void rescale_o(float (&o)[C::D / 2], const float (&al
 // ---- consumer: epilogue
 // The O store's wait for the TMA to have read the staging buffer happens in the next tile, after its first
 // S GEMM is issued (FA3 does the same), so the storing warp starts the next tile at once. Needs two Q
-// buffers: the freed buffer is the one the tile after next loads its Q into. store_pending: it, or -1.
+// buffers (the freed buffer is the one the tile after next loads its Q into; store_pending: it, or -1) or
+// O_IN_V's staging in a V stage (then o_empty is what the read frees).
 template <class C>
-constexpr bool kStoreLate = C::Q_BUFS == 2;
-// With one Q buffer a staged O store serialises the tiles: the next Q could only load once the TMA had read O out
-// of the buffer. kDirectO: O goes from registers to global memory, and the Q buffer is freed after the tile's
-// last S GEMM, so the next tile's Q loads under the last PV and the epilogue (FA3 stages O in V's stage instead).
-template <class C>
-constexpr bool kDirectO = O_DIRECT && !kStoreLate<C> && !C::PACK;
-template <class C>
-__device__ __forceinline__ void release_q(const Bars& bar, int buf, int wq, int ltid) {
-    named_barrier_sync(1 + wq, 128);          // every warp's last wgmma on this Q buffer has completed
-    if (ltid == 0) mbar_arrive(bar.q_empty(buf, wq));
-}
+constexpr bool kStoreLate = C::Q_BUFS == 2 || C::O_IN_V;
 template <class C>
 __device__ __forceinline__ void retire_store(const Bars& bar, int wq, int& store_pending) {
     if (store_pending >= 0) {
         tma_store_wait_read();
-        mbar_arrive(bar.q_empty(store_pending, wq));
+        mbar_arrive(C::O_IN_V ? bar.o_empty() : bar.q_empty(store_pending, wq));
         store_pending = -1;
     }
 }
+// O_IN_V: this warp's last S GEMM of the tile has completed, so the next tile's Q may replace it (one arrival
+// per warp, like the K/V stages)
+template <class C>
+__device__ __forceinline__ void release_q(const Bars& bar, int wq, int lane) {
+    if constexpr (C::O_IN_V) if (lane == 0) mbar_arrive(bar.q_empty(0, wq));
+}
+constexpr int kOStageBarrier = 7;   // O_IN_V: every consumer is past its last PV, so the V ring is read no more
 
-// Normalise, write lse from registers, O through the warpgroup's Q buffer and a TMA store (one split), or
-// fp32 partial results for the combine kernel (several splits).
+// Normalise, write lse from registers, O through a staging buffer (the warpgroup's Q buffer, or O_IN_V's V
+// stage) and a TMA store (one split), or fp32 partial results for the combine kernel (several splits).
 template <class C>
 __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_o, const Tile& t, const Bars& bar,
                                          const float (&o)[C::D / 2], const float (&m)[2], const float (&l)[2],
                                          int wq, int ltid, int warp, int lane, int buf, uint32_t sQw, int q_first,
-                                         int row0, int col0, int& store_pending) {
+                                         int row0, int col0, int& store_pending, uint32_t sO) {
     constexpr int D = C::D;
     constexpr float kLn2 = 0.6931471805599453f;
     float inv[2], lse_row[2];
@@ -883,21 +902,6 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         lt += __shfl_xor_sync(0xffffffffu, lt, 2);
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
-    }
-    if (kDirectO<C> && p.n_splits == 1) {
-        // straight from registers (the Q buffer is already free): a quad writes 16 contiguous bytes per row
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-            const int row = row0 + 8 * hf;
-            if (row >= p.seqlen_q) continue;
-            __nv_bfloat16* op = p.o + (((int64_t)t.b * p.seqlen_q + row) * p.heads_q + t.h) * D + col0;
-#pragma unroll
-            for (int j = 0; j < D / 8; ++j)
-                *reinterpret_cast<uint32_t*>(op + 8 * j) =
-                    pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
-            if ((lane & 3) == 0) p.lse[(int64_t)t.bh * p.seqlen_q + row] = lse_row[hf];
-        }
-        return;
     }
     if (C::PACK && (!C::PACK_BY_TMA || p.n_splits > 1)) {
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
@@ -931,13 +935,15 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         return;
     }
     if (p.n_splits == 1) {
-        // every wgmma that read this Q buffer has completed (wait_group 0 above), so it can hold O
+        // every wgmma that read this Q buffer has completed (wait_group 0 above), so it can hold O; O_IN_V's
+        // stage may still feed the other consumer's last PV until both are here
+        if constexpr (C::O_IN_V) named_barrier_sync(kOStageBarrier, 128 * C::NWG);
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
 #pragma unroll
             for (int j = 0; j < D / 8; ++j) {
-                const uint32_t addr = sQw + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4)
+                const uint32_t addr = sO + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4)
                                       + (lane & 3) * 4;
                 const uint32_t val = pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
                 asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(val) : "memory");
@@ -952,15 +958,17 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
             }
         }
         fence_proxy_async();                 // generic-proxy writes, read next by the TMA (async proxy)
-        named_barrier_sync(1 + wq, 128);     // the whole warpgroup's rows are staged
+        // the whole warpgroup's rows are staged. O_IN_V reads barrier 1 + wq afresh from threadIdx: wq kept live
+        // across the mainloop for it spilled the d256 walk (4 bytes)
+        named_barrier_sync(C::O_IN_V ? __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0) : 1 + wq, 128);
         if (ltid == 0) {
             if constexpr (C::PACK) {
 #pragma unroll
                 for (int j = 0; j < D / 64; ++j)
-                    tma_store_5c(tm_o, sQw + j * 64 * 128, 64 * j, q_first >> pack_log2(p), t.h, t.b);
+                    tma_store_5c(tm_o, sO + j * 64 * 128, 64 * j, q_first >> pack_log2(p), t.h, t.b);
                 asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
             } else {
-                tma_store_5d(tm_o, sQw, q_first, t.h, t.b);   // rows past seqlen_q are clipped by the TMA
+                tma_store_5d(tm_o, sO, q_first, t.h, t.b);    // rows past seqlen_q are clipped by the TMA
             }
             if constexpr (kStoreLate<C>) {
                 store_pending = buf;                      // retired in the next tile (or after the last)
@@ -982,7 +990,14 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                     make_float2(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
             if ((lane & 3) == 0) p.lse_part[part_row0 + row] = lse_row[hf];
         }
-        if constexpr (!kDirectO<C>) release_q<C>(bar, buf, wq, ltid);   // kDirectO: freed in the mainloop
+        if constexpr (C::O_IN_V) {
+            // nothing staged, but o_empty is freed where a store's read would be (next tile), so its phases keep
+            // the producer's pace
+            if (ltid == 0) store_pending = buf;
+        } else {
+            named_barrier_sync(1 + wq, 128);     // every warp's last QK^T has read this Q buffer
+            if (ltid == 0) mbar_arrive(bar.q_empty(buf, wq));
+        }
     }
 }
 
@@ -1079,7 +1094,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<0>();
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s0));
-            if constexpr (kDirectO<C>) if (n_iter == 1) release_q<C>(bar, buf, wq, ltid);
             TL_MARK(1);
             mask_block<C>(sc, p, range.y - 1, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
@@ -1110,7 +1124,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
-            if constexpr (kDirectO<C>) if (i == n_iter - 1) release_q<C>(bar, buf, wq, ltid);
             if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
@@ -1131,6 +1144,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         }
         // ---- last PV
         TL_MARK(3);
+        release_q<C>(bar, wq, lane);   // every S GEMM of the tile is done (a test per block spilled the walk)
         const int sl = stage_of<C>(it + n_iter - 1);
         if constexpr (C::RESCALE_BEFORE_PV) rescale_o<C>(o, alpha);
         mbar_wait(bar.v_full(sl), phase_of<C>(it + n_iter - 1));   // the last PV takes no pingpong turn
@@ -1143,14 +1157,15 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         if (lane == 0) mbar_arrive(bar.v_empty(sl));
         TL_MARK(4);
     }
-#if TIMELINE
     else {
+        release_q<C>(bar, wq, lane);
+#if TIMELINE
         for (int i = 1; i < 5; ++i) tl.c[i] = tl.c[0];
-    }
 #endif
+    }
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
-    if constexpr (kDirectO<C>) if (n_iter <= 0) release_q<C>(bar, buf, wq, ltid);
-    epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending);
+    const uint32_t sO = C::O_IN_V ? sQw + (C::OFF_V - C::OFF_Q) : sQw;   // O_IN_V: 1024-aligned like Q
+    epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending, sO);
 #if TIMELINE
     TL_MARK(5);
     if (ltid == 0) tl.write(tile_iter, wq, t.m_block, n_iter);
@@ -1184,8 +1199,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
 #pragma unroll
             for (int w = 0; w < C::NWG; ++w) {
                 mbar_init(bar.q_full(buf, w), 1);
-                mbar_init(bar.q_empty(buf, w), 1);
+                mbar_init(bar.q_empty(buf, w), C::O_IN_V ? 4 : 1);   // O_IN_V: each warp frees Q
             }
+        if constexpr (C::O_IN_V) mbar_init(bar.o_empty(), C::NWG);
 #pragma unroll
         for (int s = 0; s < C::STAGES; ++s) {
             mbar_init(bar.k_full(s), 1);

@@ -14,9 +14,8 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v13 (MASK_PEEL) 1.017x FA3; v15 (runs 34-35: packed Q/O by TMA, d64's 128-key three-consumer tiles, peeled at
-// every head_dim) 1.023; v16 (run 36: three d64 consumers on deep non-causal grids) 1.028; v17 (runs 39-40: the LPT
-// walk instead of pairs up to d128) **1.032** (A 0.983 B 0.979 C 1.019 D 1.206; min 0.89), eval 96aa79e88a96.
+// v17 (runs 39-40: the LPT walk) 1.032x FA3; v19 (run 43: D256_O_IN_V) **1.0325** (A 0.988 B 0.977 C 1.020
+// D 1.209; min 0.90, C_s9000_d128_c1), eval a1e304f741c6; its d256 shapes x1.018 over v17's.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
