@@ -4,13 +4,13 @@
 // - intra-warpgroup overlap: S_i = Q K_i^T and O += P_{i-1} V_{i-1} are in flight together while the
 //   softmax of block i runs; the producer loads K_0, (K_i, V_{i-1}), V_last in that order;
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
-//   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
+//   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead, and (one Q
+//   buffer) frees Q after the last S GEMM and stages O in the V ring;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, from 128 in chunks of heads whose K/V fit in L2; mirrored pairs of query blocks
 //   instead for >= 1024 tiles where they beat the walk (d256; persistent pairs of up to 32 blocks, d64 8, groups < 4);
-//   split keys only for grids under a wave (v9: the wave cost model had split 19 large grids), merged by
-//   combine_kernel;
+//   split keys only for grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
@@ -20,17 +20,13 @@
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
 // Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
-//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (launch,
-//   split choice, head_dim dispatch).
-// Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
-//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); D256_O_IN_V (d256's Q freed
-//   after the last S GEMM, O staged in the V ring: FA3's d256 scheme, run 43); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
-//   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
-//   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
-//   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
-// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
-//   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
+//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
+// Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
+//   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
+//   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
+//   timestamps for scripts/tile_timeline.py).
+// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
