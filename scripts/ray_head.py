@@ -15,12 +15,25 @@ import time
 from pathlib import Path
 
 START_LIMIT_S = 180          # a loaded 2-core machine starts a head in ~10 s; this bound is only for a head that hangs
+# Ray 2.60's raylet gives its dashboard agent a fixed 15 s to write its port files and aborts when the agent's imports
+# take longer (raylet.err: "Check failed" in NodeManager::WaitForDashboardAgentPorts), which a loaded 2-core machine
+# does now and then (CI, 2026-12-04: the four tests of test_ray_pool_check_script.py); no setting moves that 15 s, and
+# a second start finds the imports warm, so a head whose `ray start` exits while starting is started again
+START_ATTEMPTS = 3
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def head_command(port: str, temp_dir: str, gpus: int, cpus: int) -> list[str]:
+    """`ray start --head` as this process's child (--block: it lives until SIGTERM)."""
+    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--disable-usage-stats",
+               "--include-dashboard=false", f"--port={port}", f"--temp-dir={temp_dir}",
+               "--node-ip-address=127.0.0.1", f"--num-gpus={gpus}"]
+    return command + ([f"--num-cpus={cpus}"] if cpus else [])
 
 
 def session_pids(temp_dir: str) -> list[int]:
@@ -40,12 +53,6 @@ class RayHead:
 
     def __init__(self, *, gpus: int = 0, cpus: int = 0, log: str = ""):
         self.temp_dir = tempfile.mkdtemp(prefix="rayh-", dir="/tmp")     # short: Ray's socket paths have a limit
-        self.address = f"127.0.0.1:{free_port()}"
-        command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--disable-usage-stats",
-                   "--include-dashboard=false", f"--port={self.address.split(':')[1]}", f"--temp-dir={self.temp_dir}",
-                   "--node-ip-address=127.0.0.1", f"--num-gpus={gpus}"]
-        if cpus:
-            command.append(f"--num-cpus={cpus}")
         self._log = open(log or os.devnull, "ab")
         # Token authentication, decided here and not by the machine: Ray 2.60's `ray start --head` turns it on only
         # when ~/.ray/auth_token exists (this CPU machine had one, the fresh H200 of session 9 did not, and a driver
@@ -57,16 +64,28 @@ class RayHead:
         self.auth_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_path)}
         t0 = time.monotonic()
         # the head's workers inherit this environment (WORKBENCH_CACHE, PYTHONPATH with the carried wheels)
-        env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-                                        env={**env, **self.auth_env})
+        env = {**{k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}, **self.auth_env}
         address_file = Path(self.temp_dir) / "ray_current_cluster"
-        while not address_file.exists():                   # written once the GCS and the raylet are up
-            if self.process.poll() is not None or time.monotonic() - t0 > START_LIMIT_S:
-                self.stop()
-                raise RuntimeError(f"`ray start --head` did not come up (exit {self.process.returncode}); its "
-                                   f"output: {log or 'pass log=PATH'}")
-            time.sleep(0.2)
+        for self.attempts in range(1, START_ATTEMPTS + 1):
+            self.address = f"127.0.0.1:{free_port()}"
+            self.process = subprocess.Popen(head_command(self.address.split(":")[1], self.temp_dir, gpus, cpus),
+                                            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+            while not address_file.exists() and self.process.poll() is None:   # written once GCS and raylet are up
+                if time.monotonic() - t0 > START_LIMIT_S:
+                    self.stop()
+                    raise RuntimeError(f"`ray start --head` did not come up in {START_LIMIT_S} s; its output: "
+                                       f"{log or 'pass log=PATH'}")
+                time.sleep(0.2)
+            if address_file.exists():
+                break
+            self._stop_process()                           # exited while starting: what it left, then again
+            self._log.write(f"ray_head: `ray start --head` exited {self.process.returncode} while starting "
+                            f"(attempt {self.attempts} of {START_ATTEMPTS})\n".encode())
+            self._log.flush()
+        else:
+            self._log.close()
+            raise RuntimeError(f"`ray start --head` did not come up in {START_ATTEMPTS} attempts (last exit "
+                               f"{self.process.returncode}); its output: {log or 'pass log=PATH'}")
         self.start_s = time.monotonic() - t0
         os.environ.pop("RAY_AUTH_TOKEN", None)             # would win over the path: the driver uses this head's
         os.environ.update(self.auth_env)
@@ -75,6 +94,10 @@ class RayHead:
         """SIGTERM to `ray start` alone, which stops its GCS, raylet and workers (~3 s here; a SIGTERM to the whole
         group instead left `ray start` waiting on its dead children), then SIGKILL to whatever of its session is
         left."""
+        self._stop_process()
+        self._log.close()
+
+    def _stop_process(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -97,7 +120,6 @@ class RayHead:
                 except OSError:
                     pass
             time.sleep(0.2)
-        self._log.close()
 
     def __enter__(self):
         return self

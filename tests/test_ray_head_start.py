@@ -1,0 +1,54 @@
+"""scripts/ray_head.py starts `ray start --head` again when it exits while starting: Ray 2.60's raylet aborts when
+its dashboard agent misses a fixed 15 s window to report its ports, which a loaded 2-core machine hits now and then
+(CI, 2026-12-04). A stand-in for `ray start` (no Ray needed) fails its first start and comes up on the second."""
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import ray_head  # noqa: E402
+
+# exits 1 on its first `failures` runs, then writes the address file `ray start` writes once up and blocks
+FAKE_RAY_START = textwrap.dedent("""
+    import pathlib, sys, time
+    temp_dir, failures = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+    runs = temp_dir / "runs"
+    n = int(runs.read_text()) if runs.exists() else 0
+    runs.write_text(str(n + 1))
+    if n < failures:
+        print("Check failed: WaitForDashboardAgentPorts (stand-in)", flush=True)
+        sys.exit(1)
+    (temp_dir / "ray_current_cluster").write_text("127.0.0.1:1")
+    time.sleep(600)
+""")
+
+
+def fake_start(tmp_path, monkeypatch, failures: int):
+    script = tmp_path / "fake_ray_start.py"
+    script.write_text(FAKE_RAY_START)
+    monkeypatch.setattr(ray_head, "head_command",
+                        lambda port, temp_dir, gpus, cpus: [sys.executable, str(script), temp_dir, str(failures)])
+
+
+def test_a_head_that_exits_while_starting_is_started_again(tmp_path, monkeypatch):
+    fake_start(tmp_path, monkeypatch, failures=1)
+    log = tmp_path / "head.log"
+    head = ray_head.RayHead(log=str(log))
+    try:
+        assert head.attempts == 2 and head.process.poll() is None
+        assert (Path(head.temp_dir) / "runs").read_text() == "2"
+    finally:
+        head.stop()
+    text = log.read_text()
+    assert "Check failed" in text and "exited 1 while starting (attempt 1 of 3)" in text
+    assert head.process.poll() is not None and not ray_head.session_pids(head.temp_dir)
+
+
+def test_a_head_that_never_starts_is_one_error_after_the_last_attempt(tmp_path, monkeypatch):
+    fake_start(tmp_path, monkeypatch, failures=ray_head.START_ATTEMPTS)
+    with pytest.raises(RuntimeError, match=r"did not come up in 3 attempts \(last exit 1\)"):
+        ray_head.RayHead(log=str(tmp_path / "head.log"))
