@@ -22,7 +22,8 @@
 // Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, D128_RESCALE_BEFORE_PV
+//   (prepared, run 45: O's rescale off the end of the iteration); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
 //   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
 //   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
 //   timestamps for scripts/tile_timeline.py).
@@ -80,6 +81,12 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
+#ifndef RESCALE_UNDER_EXP
+#define RESCALE_UNDER_EXP 0 // @knob RESCALE_UNDER_EXP 0 {0,1}  d64/d128: the PV wait after row 0's exponentials, O's
+#endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
+#ifndef D128_RESCALE_BEFORE_PV
+#define D128_RESCALE_BEFORE_PV 0  // @knob D128_RESCALE_BEFORE_PV 0 {0,1}  d128: O rescaled between the S and PV issues
+#endif                            // (d256's order), under S_i, instead of after the softmax
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
@@ -141,7 +148,7 @@ struct Cfg {
     static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
     static_assert(128 * PRODUCER_REGS + 128 * NWG * CONSUMER_REGS <= 65536, "register split over the SM's 64K");
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
-    static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
+    static constexpr bool RESCALE_BEFORE_PV = D > 128 || (D128_RESCALE_BEFORE_PV && D == 128);   // RescaleOBeforeGemm
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // K/V ring depth: 2, FA3's on sm90 (3 where it fits beside one Q buffer lost 1 %: run 15)
@@ -836,6 +843,37 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
     }
 }
 
+#if RESCALE_UNDER_EXP
+// softmax_block in parts (RESCALE_UNDER_EXP): row hf's new max and alpha (returns the max the exponentials
+// subtract), then its exponentials and row sum
+template <class C>
+__device__ __forceinline__ float row_max(const float (&sc)[C::BN / 2], const int hf, float (&m)[2], float (&alpha)[2],
+                                         float scale_log2) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < C::BN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
+    const float ms = (m_new == -INFINITY) ? 0.f : m_new;
+    alpha[hf] = ex2(m[hf] - ms);
+    m[hf] = m_new;
+    return ms;
+}
+template <class C>
+__device__ __forceinline__ void row_exp(float (&sc)[C::BN / 2], const int hf, const float ms, float (&l)[2],
+                                        const float (&alpha)[2], float scale_log2) {
+    float rs = 0.f;
+#pragma unroll
+    for (int j = 0; j < C::BN / 8; ++j) {
+        sc[4 * j + 2 * hf] = ex2(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
+        sc[4 * j + 2 * hf + 1] = ex2(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
+        rs += sc[4 * j + 2 * hf] + sc[4 * j + 2 * hf + 1];
+    }
+    l[hf] = l[hf] * alpha[hf] + rs;
+}
+#endif
+
 // P (bf16) as the A fragments of the RS wgmma: k-step kk takes n-tiles 2kk and 2kk+1 (no shuffles).
 template <class C>
 __device__ __forceinline__ void pack_p(const float (&sc)[C::BN / 2], uint32_t (&pa)[C::BN / 16][4]) {
@@ -1106,7 +1144,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_fence();
             issue_qk<C>(sc, sQw, sK + s * C::KV_BYTES);
             wgmma_commit();
-            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256: the rescale hides under S_i
+            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256 (D128_RESCALE_BEFORE_PV: 128): under S_i
                 fence_regs(o);
                 rescale_o<C>(o, alpha);
                 fence_regs(o);
@@ -1120,6 +1158,26 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
             if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
+#if RESCALE_UNDER_EXP
+            if constexpr (!C::RESCALE_BEFORE_PV) {
+                // ptxas (nvcc 13.0) puts the PV wait after every exponential and the 64 FMULs of the rescale in a
+                // block at the end of the iteration (ncu, C_s9000_d128_c1: 134 cycles a block); FA3's SASS waits
+                // after row 0's and rescales among row 1's exponentials, in their MUFU shadow. A never-taken
+                // branch after the wait ends the basic block, so ptxas cannot sink the wait below row 1 (a vote,
+                // so the branch stays warp-uniform: a per-thread one put the descriptors back in vector registers)
+                const float ms0 = row_max<C>(sc, 0, m, alpha, p.scale_log2);
+                const float ms1 = row_max<C>(sc, 1, m, alpha, p.scale_log2);
+                row_exp<C>(sc, 0, ms0, l, alpha, p.scale_log2);
+                wgmma_wait<0>();
+                fence_regs(o);
+                if (lane == 0) mbar_arrive(bar.v_empty(sv));
+                if (__any_sync(0xffffffffu, alpha[0] > 1.f)) __nanosleep(1);   // never (alpha <= 1, or NaN)
+                row_exp<C>(sc, 1, ms1, l, alpha, p.scale_log2);
+                rescale_o<C>(o, alpha);
+                pack_p<C>(sc, pa);
+                return;
+            }
+#endif
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
