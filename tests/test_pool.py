@@ -11,6 +11,7 @@ from workbench.evaluators import make_pool
 from workbench.evaluators.evaluator import MixedGpuError, failed_result, group_by_gpu, one_gpu_model, PoolError
 from workbench.evaluators.local_pool import LocalPool
 from workbench.evaluators.ray_pool import RayPool
+from workbench.evaluators.ray_start import init_ray
 from workbench.evaluators.standin_timings import KnobEvaluator
 from workbench.harness.result import CheckRequest, SuiteResult
 from workbench.harness.scenarios import SuiteError
@@ -139,7 +140,7 @@ def test_make_pool_rejects_bad_choices():
 @pytest.fixture(scope="module")
 def ray_instance():
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray>=2.9'")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 

@@ -16,6 +16,7 @@ import pytest
 
 from process_tree import alive, can_see_sleeps, descendants, hanging_descendant, wait_for
 from workbench.evaluators.ray_pool import RayPool
+from workbench.evaluators.ray_start import init_ray
 from workbench.evaluators.standin_timings import KnobEvaluator
 from workbench.harness import cache_file
 from workbench.harness.result import CheckRequest
@@ -33,7 +34,7 @@ contained_here = pytest.mark.skipif(os.geteuid() != 0, reason="the contained wor
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray>=2.9'")
     # address="local": a new instance of our own, never a cluster another process started on this machine
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_ray(ray, address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 

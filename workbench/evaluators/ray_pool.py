@@ -18,6 +18,7 @@ from typing import Optional
 
 from workbench.evaluators.evaluator import (BUILD_WORKERS, Evaluator, PoolError, Progress, Slots, candidate_timeout_s,
                                             evaluate, failed_result, is_harness, prebuild, stamp)
+from workbench.evaluators.ray_start import init_ray
 from workbench.harness.paths import REPO_ROOT
 from workbench.harness.result import CheckRequest, SuiteResult
 
@@ -101,7 +102,7 @@ class RayPool:
             if not address:
                 kwargs.update(num_gpus=num_gpus, num_cpus=num_cpus)
             try:
-                ray.init(**{k: v for k, v in kwargs.items() if v is not None})
+                init_ray(ray, **{k: v for k, v in kwargs.items() if v is not None})
             except (ConnectionError, RuntimeError, ValueError) as err:
                 raise PoolError(f"cannot start or reach Ray at {address or 'a new local instance'}: {err}"
                                 + (TOKEN_HINT if remote and not os.environ.get("RAY_AUTH_MODE") else "")) from err
