@@ -87,6 +87,9 @@ class RayHead:
             raise RuntimeError(f"`ray start --head` did not come up in {START_ATTEMPTS} attempts (last exit "
                                f"{self.process.returncode}); its output: {log or 'pass log=PATH'}")
         self.start_s = time.monotonic() - t0
+        # the driver (this process) uses this head's token until stop(), which puts back what was there: a later
+        # `ray.init()` in the same process (a test run) must not start its own instance with a dead head's token
+        self._driver_env = {k: os.environ.get(k) for k in (*self.auth_env, "RAY_AUTH_TOKEN")}
         os.environ.pop("RAY_AUTH_TOKEN", None)             # would win over the path: the driver uses this head's
         os.environ.update(self.auth_env)
 
@@ -96,6 +99,11 @@ class RayHead:
         left."""
         self._stop_process()
         self._log.close()
+        for key, value in getattr(self, "_driver_env", {}).items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
     def _stop_process(self) -> None:
         if self.process.poll() is None:

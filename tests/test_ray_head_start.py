@@ -1,6 +1,7 @@
 """scripts/ray_head.py starts `ray start --head` again when it exits while starting: Ray 2.60's raylet aborts when
 its dashboard agent misses a fixed 15 s window to report its ports, which a loaded 2-core machine hits now and then
 (CI, 2026-12-04). A stand-in for `ray start` (no Ray needed) fails its first start and comes up on the second."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -34,6 +35,17 @@ def fake_start(tmp_path, monkeypatch, failures: int):
                         lambda port, temp_dir, gpus, cpus: [sys.executable, str(script), temp_dir, str(failures)])
 
 
+AUTH_KEYS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_TOKEN")
+
+
+@pytest.fixture(autouse=True)
+def driver_env(monkeypatch):
+    """Each test starts with no Ray token settings, and monkeypatch puts the process's own back after it, whatever
+    RayHead did: a later test's `ray.init()` in this process must not see a dead head's token path."""
+    for key in AUTH_KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+
 def test_a_head_that_exits_while_starting_is_started_again(tmp_path, monkeypatch):
     fake_start(tmp_path, monkeypatch, failures=1)
     log = tmp_path / "head.log"
@@ -52,3 +64,19 @@ def test_a_head_that_never_starts_is_one_error_after_the_last_attempt(tmp_path, 
     fake_start(tmp_path, monkeypatch, failures=ray_head.START_ATTEMPTS)
     with pytest.raises(RuntimeError, match=r"did not come up in 3 attempts \(last exit 1\)"):
         ray_head.RayHead(log=str(tmp_path / "head.log"))
+
+
+def test_stop_gives_the_driver_its_own_token_settings_back(tmp_path, monkeypatch):
+    """CI, 2026-12-05: a RayHead of this test file left RAY_AUTH_MODE and RAY_AUTH_TOKEN_PATH in the pytest process,
+    and test_ray_node.py's `ray.init()` then started an instance whose GCS took that head's token while the driver
+    used the one Ray had cached: "Authentication token is missing or incorrect", four errors."""
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "the-driver's-own")
+    fake_start(tmp_path, monkeypatch, failures=0)
+    head = ray_head.RayHead(log=str(tmp_path / "head.log"))
+    try:
+        assert os.environ["RAY_AUTH_TOKEN_PATH"] == head.auth_env["RAY_AUTH_TOKEN_PATH"]
+        assert "RAY_AUTH_TOKEN" not in os.environ          # it would win over the head's path
+    finally:
+        head.stop()
+    assert os.environ.get("RAY_AUTH_TOKEN") == "the-driver's-own"
+    assert "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN_PATH" not in os.environ
