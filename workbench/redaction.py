@@ -2,6 +2,7 @@
 
     redact(text)                  -> text with credentials replaced by [REDACTED]
     redact_pieces([a, b, ...])    -> the same pieces, also catching a secret split across neighbouring pieces
+    with remembering(): ...       -> redact() remembers every text of the block (an import: no text twice)
     redact_json(obj)              -> a JSON-like object with every string redacted
     RedactingStream(sys.stdout)   -> a text stream that redacts each line before it reaches the terminal
 
@@ -45,14 +46,19 @@ JOIN_WINDOW = 128               # a secret across a piece boundary is looked for
 MAX_JOIN_WINDOW = 1 << 20       # ... and further, when one reaches the window's edge (a PEM block), up to this
 STOP_CHARS = frozenset("(){}[],;<>`")   # in no key format or credential value: a boundary next to one is skipped
 MEMO_ENTRIES, MEMO_MAX_CHARS = 4096, 16384      # redact() remembers texts it has seen (ids, repeated outputs)
-_SURROGATE = re.compile("[\ud800-\udfff]")
+MEMO_SCOPED_ENTRIES = 1 << 20                   # ... and this many inside remembering() (a whole import)
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 def replace_surrogates(text: str) -> str:
     """Lone UTF-16 surrogates (from JSON such as "\\ud800") cannot be encoded as UTF-8: make them U+FFFD."""
-    if not _SURROGATE.search(text):
+    if text.isascii():                  # reads a flag: no scan
         return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    try:
+        text.encode("utf-8")            # fails exactly on a surrogate, and costs a fraction of a regex scan
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _merge(spans) -> list[tuple[int, int]]:
@@ -80,11 +86,11 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     """Merged, sorted (start, end) spans of every secret in text."""
     index = env_index()
     spans = index.spans(text) + shape_spans(text) if index else shape_spans(text)
-    if INVISIBLE.search(text):
+    if not text.isascii() and INVISIBLE.search(text):       # every INVISIBLE character is outside ASCII
         view, original = _without_invisible(text)
         found = index.spans(view) + shape_spans(view) if index else shape_spans(view)
         spans += [original(a, b) for a, b in found if b > a]
-    return _merge(spans)
+    return _merge(spans) if spans else spans
 
 
 def _apply(text: str, spans) -> str:
@@ -98,6 +104,27 @@ def _apply(text: str, spans) -> str:
 
 _memo: dict = {}
 _memo_index = None
+_memo_scopes, _memo_scopes_lock = 0, threading.Lock()
+_windows: dict = {}             # secret_spans of _crossing_spans' windows, inside remembering() only
+_windows_index = None
+
+
+@contextlib.contextmanager
+def remembering():
+    """redact() remembers up to MEMO_SCOPED_ENTRIES texts in the block, and forgets them after it. An import
+    writes most strings twice (a tool's input and output in messages and in tool_calls, a call id three times):
+    the second time is a lookup. The texts remembered are the caller's own (its rows hold them anyway)."""
+    global _memo_scopes
+    with _memo_scopes_lock:
+        _memo_scopes += 1
+    try:
+        yield
+    finally:
+        with _memo_scopes_lock:
+            _memo_scopes -= 1
+            if not _memo_scopes:
+                _memo.clear()           # a long-lived process keeps no import's texts alive
+                _windows.clear()
 
 
 def redact(text):
@@ -116,30 +143,49 @@ def redact(text):
         spans = secret_spans(text)
         clean = _apply(text, spans) if spans else text
         if len(text) <= MEMO_MAX_CHARS:
-            if len(_memo) >= MEMO_ENTRIES:
+            if len(_memo) >= (MEMO_SCOPED_ENTRIES if _memo_scopes else MEMO_ENTRIES):
                 _memo.clear()
             _memo[text] = clean
     return clean
 
 
-def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]]:
+def _window_spans(text: str) -> list[tuple[int, int]]:
+    """secret_spans(text) of a window across pieces, remembered inside remembering(): an import reads the same
+    neighbouring outputs in two streams (messages and tool_calls), so it looks at the same windows twice."""
+    global _windows_index
+    if not _memo_scopes or len(text) > MEMO_MAX_CHARS:
+        return secret_spans(text)
+    index = env_index()
+    if index is not _windows_index:         # the environment's secrets changed: what was clean may not be
+        _windows.clear()
+        _windows_index = index
+    found = _windows.get(text)
+    if found is None:
+        if len(_windows) >= MEMO_SCOPED_ENTRIES:
+            _windows.clear()
+        found = _windows[text] = secret_spans(text)
+    return found
+
+
+def _crossing_spans(texts: list[str], leads: list[int], sizes: list[int], starts: list[int]) -> list[tuple[int, int]]:
     """Spans of the cores joined that run across a boundary between two of them, looked for in windows of
-    JOIN_WINDOW around each boundary (grown while a span reaches a window's edge), never in the whole join."""
-    total = starts[-1] + len(cores[-1]) if cores else 0
+    JOIN_WINDOW around each boundary (grown while a span reaches a window's edge), never in the whole join. The
+    core of texts[i] is texts[i][leads[i]:leads[i] + sizes[i]], at starts[i] in the join (never copied out)."""
+    total = starts[-1] + sizes[-1] if texts else 0
     stop = STOP_CHARS - env_index().chars          # no secret holds these on both sides of a boundary
-    bounds, before = [], ""
-    for i, core in enumerate(cores):
-        if not core:
+    bounds, last = [], ""                           # last: the last character of the last core that has one
+    for i, text in enumerate(texts):
+        if not sizes[i]:
             continue
-        if before and 0 < starts[i] < total and before[-1] not in stop and core[0] not in stop:
+        if last and 0 < starts[i] < total and last not in stop and text[leads[i]] not in stop:
             bounds.append(starts[i])
-        before = core
+        last = text[leads[i] + sizes[i] - 1]
 
     def joined(a: int, b: int) -> str:
         i = max(0, bisect.bisect_right(starts, a) - 1)
         parts = []
-        while i < len(cores) and starts[i] < b:
-            parts.append(cores[i][max(0, a - starts[i]):b - starts[i]])
+        while i < len(texts) and starts[i] < b:
+            parts.append(texts[i][leads[i] + max(0, a - starts[i]):leads[i] + min(b - starts[i], sizes[i])])
             i += 1
         return "".join(parts)
 
@@ -152,7 +198,7 @@ def _crossing_spans(cores: list[str], starts: list[int]) -> list[tuple[int, int]
         grow = JOIN_WINDOW
         while True:
             inside = bounds[bisect.bisect_left(bounds, lo):bisect.bisect_right(bounds, hi)]
-            spans = [(lo + a, lo + b) for a, b in secret_spans(joined(lo, hi))]
+            spans = [(lo + a, lo + b) for a, b in _window_spans(joined(lo, hi))]
             crossing = [(a, b) for a, b in spans if _real_crossing(inside, a, b, joined)]
             at_edge = [(a, b) for a, b in crossing if (a == lo and lo > 0) or (b == hi and hi < total)]
             if not at_edge or grow >= MAX_JOIN_WINDOW:
@@ -185,24 +231,26 @@ def redact_pieces(pieces: Iterable[str | None], context: str = "") -> list:
 
 def _redact_pieces(pieces: list, context: str) -> list:
     texts = ([context] if context else []) + [p if isinstance(p, str) else "" for p in pieces]
-    cores, starts, offsets, pos = [], [], [], 0
+    # each text's core (without the whitespace at its boundaries with its neighbours) is located, not copied out:
+    # `\s` is what str.strip() strips, and rstrip() copies only a text that ends in whitespace
+    leads, sizes, starts, pos, last = [], [], [], 0, len(texts) - 1
     for i, text in enumerate(texts):
-        lead = len(text) - len(text.lstrip()) if i > 0 else 0
-        trail = len(text) - len(text.rstrip()) if i < len(texts) - 1 else 0
-        core = text[lead:len(text) - trail] if trail else text[lead:]
-        cores.append(core)
+        n = len(text)
+        lead = _LEADING_SPACE.match(text).end() if i > 0 else 0
+        trail = n - len(text.rstrip()) if i < last and text and text[-1].isspace() else 0
+        leads.append(lead)
+        sizes.append(max(0, n - lead - trail))
         starts.append(pos)
-        offsets.append(lead)
-        pos += len(core)
+        pos += sizes[-1]
     cuts: list[list[tuple[int, int]]] = [[] for _ in texts]
-    for a, b in _crossing_spans(cores, starts) if len(texts) > 1 else []:
+    for a, b in _crossing_spans(texts, leads, sizes, starts) if len(texts) > 1 else []:
         first = max(0, bisect.bisect_right(starts, a) - 1)
         for i in range(first, len(texts)):
             if starts[i] >= b:
                 break
-            if starts[i] + len(cores[i]) > a:
-                lo = max(a, starts[i]) - starts[i] + offsets[i]
-                hi = min(b, starts[i] + len(cores[i])) - starts[i] + offsets[i]
+            if starts[i] + sizes[i] > a:
+                lo = max(a, starts[i]) - starts[i] + leads[i]
+                hi = min(b, starts[i] + sizes[i]) - starts[i] + leads[i]
                 cuts[i].append((lo, hi))
     if context:
         texts, cuts = texts[1:], cuts[1:]

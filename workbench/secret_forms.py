@@ -62,6 +62,12 @@ class SecretIndex:
                 continue
             for j in range(len(form) - PROBE + 1):
                 self.blocks.setdefault(form[j:j + PROBE], []).append((form, j))
+        # probes are read as 8-byte words (one per probe) when every block is ASCII without "?": encoding a text
+        # to ASCII with "?" for anything else keeps each character at its place, and "?" is in no block, so a
+        # probe is a block exactly when its word is one of these. Slicing every PROBE-th piece of every text in
+        # Python was a large part of what redacting an import cost.
+        plain = PROBE == 8 and all(b.isascii() and "?" not in b for b in self.blocks)
+        self._words = {memoryview(b.encode("ascii")).cast("Q")[0] for b in self.blocks} if plain else None
 
     def __bool__(self) -> bool:
         return bool(self.forms)
@@ -77,7 +83,15 @@ class SecretIndex:
         blocks, n = self.blocks, len(text)
         if not blocks or n < PROBE:
             return spans
-        for p in [p for p in range(0, n - PROBE + 1, PROBE) if text[p:p + PROBE] in blocks]:
+        if self._words is not None:
+            data = text.encode("ascii", "replace")          # one byte a character, as the words above
+            words = memoryview(data)[:n - n % PROBE].cast("Q").tolist()
+            if self._words.isdisjoint(words):
+                return spans
+            probes = [k * PROBE for k, word in enumerate(words) if word in self._words]
+        else:
+            probes = [p for p in range(0, n - PROBE + 1, PROBE) if text[p:p + PROBE] in blocks]
+        for p in probes:
             for form, j in blocks[text[p:p + PROBE]][:MAX_HITS_PER_PROBE]:
                 span = _extend(text, p, form, j)
                 if span:

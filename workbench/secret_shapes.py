@@ -49,11 +49,38 @@ KEY_FORMATS = [
     (re.compile(r"736[bB]2[dD]616[eE]742[dD]"), re.compile(r"736[bB]2[dD]616[eE]742[dD][0-9a-fA-F]{16,}"), 200),
 ] + [(re.compile(p), re.compile(p + r"[A-Za-z0-9+/_\-]{24,}={0,2}"), 130) for p in ("c2stYW50", "ay1hbnQt", "LWFudC")]
 ENDS_AT_ANCHOR = ("-tna-ks",)      # a reversed key ends with its anchor: matched from the start of its run
+
+
+def _literal_head(anchor: re.Pattern) -> str:
+    """The characters every match of anchor starts with, as the regex engine's own parser reads the pattern
+    (leading plain characters, not one a quantifier or a branch follows); "" when that is not certain."""
+    pattern = anchor.pattern
+    if anchor.flags & (re.IGNORECASE | re.VERBOSE):
+        return ""
+    try:
+        from re import _parser
+        items = list(_parser.parse(pattern, anchor.flags))
+    except (ImportError, AttributeError, TypeError, re.error):
+        return ""
+    head = ""
+    for op, value in items:
+        if op is not _parser.LITERAL or not isinstance(value, int):
+            break
+        head += chr(value)
+    return head if pattern.startswith(head) else ""         # written plainly too, or not trusted
+
+
+# a format's anchor can match only where its head occurs: `head in text` (a fast substring search) spares the
+# regex scan of nearly every text, which holds no head of any format
+_ANCHOR_HEADS = [_literal_head(anchor) for anchor, _, _ in KEY_FORMATS]
 PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
 # an AWS secret access key by shape: 40 base64 characters with upper, lower and a digit, standing alone
 AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
                         r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _RUN_OF_40 = re.compile(r"[A-Za-z0-9/+]{40}")
+# the same test without a regex scan: those characters as "a", every other byte (and the "?" of anything outside
+# ASCII) as a space, then 40 "a" in a row looked for
+_RUN_BYTES = bytes(ord("a") if re.fullmatch(r"[A-Za-z0-9/+]", chr(b)) else ord(" ") for b in range(256))
 _RUN = re.compile(r"[A-Za-z0-9/+=]*")
 NAMED = re.compile(rf"(?i)(?:{_NAMES}){_SEP}(?:(?:Bearer|Basic|Token|Digest|Bot|ApiKey)\s+)?({_TOKEN_CHAR}{{4,}})")
 SCHEME_TOKEN = re.compile(rf"(?i)\b(?:Bearer|Basic)\s+({_TOKEN_CHAR}{{8,}})")
@@ -113,7 +140,9 @@ def _run_start(text: str, i: int) -> int:
 
 def key_format_spans(text: str) -> list[tuple[int, int]]:
     spans = []
-    for anchor, pattern, whole in KEY_FORMATS:
+    for (anchor, pattern, whole), head in zip(KEY_FORMATS, _ANCHOR_HEADS):
+        if head not in text:
+            continue
         for found in anchor.finditer(text):
             i = found.start()
             if anchor.pattern in ENDS_AT_ANCHOR:
@@ -129,7 +158,7 @@ def key_format_spans(text: str) -> list[tuple[int, int]]:
                     spans.append(joined)
     if "PRIVATE KEY" in text:
         spans += [(m.start(), m.end()) for m in PEM.finditer(text)]
-    pos = 0 if max(map(len, text.split()), default=0) >= 40 else len(text)     # 40 characters without a space
+    pos = 0 if b"a" * 40 in text.encode("ascii", "replace").translate(_RUN_BYTES) else len(text)   # a run of 40
     while len(text) - pos >= 40 and (run := _RUN_OF_40.search(text, pos)) is not None:
         start = run.start()
         while start > 0 and _RUN.fullmatch(text[start - 1]):        # the whole run the 40 characters are in
@@ -190,11 +219,21 @@ def scheme_and_url_spans(text: str) -> list[tuple[int, int]]:
 SHORT_TEXT = 64
 _SUSPECT = re.compile(r"sk-|A(?:" + "|".join(p[1:] for p in _AWS_PREFIXES) + r"|Iza)|gh[pousr]_|github_pat_|hf_|xox|"
                       r"-tna-ks|736[bB]2|c2stYW50|ay1hbnQt|LWFudC|PRIVATE KEY|://|[A-Za-z0-9/+]{40}")
-_SUSPECT_WORD = re.compile(r"(?i)auth|key|token|secret|pass|bearer|basic")
+_SUSPECT_WORDS = ("auth", "key", "token", "secret", "pass", "bearer", "basic")
+_SUSPECT_WORD = re.compile("(?i)" + "|".join(_SUSPECT_WORDS))
+
+
+def _suspect_word(text: str) -> bool:
+    """_SUSPECT_WORD.search(text), for ASCII text as substrings of its lower case: there `(?i)` matches ASCII case
+    variants only (its other matches, such as KELVIN SIGN for k, are outside ASCII), and `in` costs less."""
+    if not text.isascii():
+        return _SUSPECT_WORD.search(text) is not None
+    lower = text.lower()
+    return any(word in lower for word in _SUSPECT_WORDS)
 
 
 def shape_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every credential of a known shape in text (unsorted, may overlap)."""
-    if len(text) < SHORT_TEXT and not _SUSPECT.search(text) and not _SUSPECT_WORD.search(text):
+    if len(text) < SHORT_TEXT and not _SUSPECT.search(text) and not _suspect_word(text):
         return []
     return key_format_spans(text) + named_spans(text) + scheme_and_url_spans(text)

@@ -28,6 +28,7 @@ SCHEMA_VERSION = 1
 FAILURES_LISTED = 20            # failing scenarios named in the line; the count is always complete
 ERROR_CHARS = 500
 RESULT_LINE = re.compile(r"^[ \t]*" + re.escape(RESULT_PREFIX) + r"[ \t]*(\{.*)$", re.M)
+_DECODER = json.JSONDecoder()           # holds no state between calls: one for every line read
 
 
 def _number(value):
@@ -70,10 +71,12 @@ def format_result_line(result, ts: datetime | None = None) -> str:
 def find_result_lines(text: str | None) -> list[tuple[int, dict]]:
     """(offset, object) of every well-formed result line in text; a line cut short (a client truncated the
     output) is skipped."""
-    found, decoder = [], json.JSONDecoder()
-    for match in RESULT_LINE.finditer(text or ""):
+    found = []
+    if not text or RESULT_PREFIX not in text:       # a line holds the prefix: no regex scan of text without it
+        return found
+    for match in RESULT_LINE.finditer(text):
         try:
-            obj, _ = decoder.raw_decode(match.group(1))
+            obj, _ = _DECODER.raw_decode(match.group(1))
         except ValueError:
             continue
         if isinstance(obj, dict) and obj.get("schema") and "kernel_sha" in obj:

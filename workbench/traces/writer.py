@@ -15,7 +15,8 @@ merge finished, was cut short, or never started; the next compaction or resume f
 id, and swaps them in one table at a time with a journal, so a kill leaves either the old copy or the new one
 of each table, and the next import of that session finishes the swap.
 
-Every string is passed through `workbench.redaction.redact` first: API keys and other secrets never reach disk.
+Every string is passed through `workbench.redaction.redact` first (arrow_rows.to_table): API keys and other secrets
+never reach disk.
 """
 from __future__ import annotations
 
@@ -33,15 +34,13 @@ import pyarrow.parquet as pq
 
 from workbench.crash import crash_point
 from workbench.locks import hold_lock
-from workbench.redaction import (REDACTED, context_after, redact, redact_pieces,  # noqa: F401  (re-exported)
-                                 replace_surrogates)
-from workbench.secret_forms import environment_read_once
+from workbench.redaction import REDACTED, redact, remembering  # noqa: F401  (re-exported)
+from workbench.traces.arrow_rows import FREE_TEXT, redact_free_text, to_table  # noqa: F401  (re-exported)
 from workbench.traces.schema import TABLES
 
 PART = re.compile(r"^part-(\d{5,})\.parquet$")
 MERGED = re.compile(r"^merged-(\d{5,})\.parquet$")
 LOCKS_DIR = ".locks"
-FREE_TEXT = ("text", "input_json", "output_text", "error", "question_text", "detail")   # ids are never joined
 
 
 # ---- durable file operations ---------------------------------------------------------------------------
@@ -165,54 +164,6 @@ def finish_compaction(directory: str | Path) -> None:
     fsync_dir(directory)
     os.replace(path, directory / "part-00000.parquet")
     fsync_dir(directory)
-
-
-# ---- rows to arrow -------------------------------------------------------------------------------------
-def redact_free_text(rows: list[dict], names, tails: dict | None = None, row_order: bool = False) -> dict:
-    """{(row, column): redacted text} of the free-text columns, read as streams so that a secret split over two
-    rows is caught: each author's stream (a column's values of one role, in row order: the agent's texts over
-    its turns, the tool outputs one after the other), and with row_order every value in row order too (a
-    turn's text, tool input and output). tails: the raw end of each stream before these rows (a recorder's
-    earlier turns), updated in place; None for rows on their own."""
-    slots = [(i, name) for i, row in enumerate(rows) for name in names if row.get(name) is not None]
-    raw = {slot: replace_surrogates(str(rows[slot[0]][slot[1]])) for slot in slots}
-    clean = dict(raw)
-    streams: dict = {}
-    for i, name in slots:
-        streams.setdefault((name, rows[i].get("role")), []).append((i, name))
-    for key, members in list(streams.items()) + ([("rows", slots)] if row_order else []):
-        context = (tails or {}).get(key, "")
-        for slot, text in zip(members, redact_pieces([clean[s] for s in members], context=context)):
-            clean[slot] = text
-        if tails is not None:
-            tails[key] = context_after(context, [raw[s] for s in members])
-    return clean
-
-
-def to_table(table: str, rows: Iterable[dict]) -> pa.Table:
-    """Rows (dicts) to a pyarrow Table of the table's schema; unknown keys are an error, missing ones null.
-    Strings are redacted (free text as streams, redact_free_text) and lone surrogates replaced (they cannot be
-    written as UTF-8)."""
-    schema = TABLES[table]
-    rows = list(rows)
-    unknown = {k for row in rows for k in row} - set(schema.names)
-    if unknown:
-        raise KeyError(f"trace table {table!r} has no column(s) {sorted(unknown)}")
-    with environment_read_once():
-        return _to_arrow(schema, rows)
-
-
-def _to_arrow(schema: pa.Schema, rows: list[dict]) -> pa.Table:
-    free = redact_free_text(rows, [n for n in FREE_TEXT if n in schema.names])
-    columns = {}
-    for field in schema:
-        values = [row.get(field.name) for row in rows]
-        if field.name in FREE_TEXT:
-            values = [free[(i, field.name)] if v is not None else None for i, v in enumerate(values)]
-        elif pa.types.is_string(field.type):
-            values = [redact(replace_surrogates(str(v))) if v is not None else None for v in values]
-        columns[field.name] = pa.array(values, type=field.type)
-    return pa.table(columns, schema=schema)
 
 
 class TraceWriter:
@@ -359,14 +310,16 @@ class SessionTaken(ValueError):
     """The root holds another session under this id (replace_session's `may_replace` said no)."""
 
 
-def replace_session(root: str | Path, session_id: str, rows_by_table: dict, may_replace=None) -> dict:
+def replace_session(root: str | Path, session_id: str, rows_by_table: dict, may_replace=None, fit=None) -> dict:
     """Make the session's rows in every table exactly `rows_by_table` (tables not given end up empty), with a
     kill at any point leaving each table either old or new. Raises LockHeld while another process imports the
     same session, and SessionTaken when may_replace(root's sessions rows of this id) is false (checked under
-    the lock). Returns rows written per table."""
+    the lock). fit: what to do with a column pyarrow refuses (arrow_rows.to_table). Returns rows written per
+    table."""
     root = Path(root)
-    arrows = {t: to_table(t, [dict(r, session_id=session_id) for r in rows])       # bad rows fail before any write
-              for t, rows in rows_by_table.items() if rows}
+    with remembering():         # a tool's input and output are in messages and tool_calls: redacted once
+        arrows = {t: to_table(t, rows, fixed={"session_id": session_id}, fit=fit)  # bad rows fail before any write
+                  for t, rows in rows_by_table.items() if rows}
     with session_lock(root, session_id, what=f"import of session {session_id}"):
         _roll_forward(root, session_id)                 # an earlier import of this session cut short
         if may_replace is not None and not may_replace(read_table(root, "sessions", session_id)):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from workbench.traces.importers.common import (ImportedSession, ImportTally, attach_results, failed_session, head,
                                                price, read_jsonl, safe_session_id)
-from workbench.traces.importers.values import bad_time, count, parse_ts, text, text_id
+from workbench.traces.importers.values import count, parse_ts, text, text_id
 from workbench.traces.importers.values import number as finite
 from workbench.traces.importers.injected import IMAGE_WITHOUT_TEXT, META_LINE, split_injected
 
@@ -37,6 +37,7 @@ REJECTION_NOTE = re.compile(r"\n\s*Note: The user's next message.*\Z", re.S)   #
 NO_ROW_TYPES = ("summary", "file-history-snapshot", "queue-operation", "system")
 SYNTHETIC_MODEL = "<synthetic>"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)     # sort key for lines before any timestamp
+INPUT_JSON = json.JSONEncoder(ensure_ascii=False)     # json.dumps(..., ensure_ascii=False), built once, not per call
 
 
 ID_FIELDS = ("uuid", "parentUuid", "sessionId", "requestId")
@@ -75,10 +76,10 @@ def _group_files(per_file: dict[Path, list]) -> list[list[Path]]:
             for key in (obj.get("uuid"), "session:" + str(obj.get("sessionId")) if obj.get("sessionId") else None):
                 if key is None:
                     continue
-                if key in owner:
-                    parent[find(path)] = find(owner[key])
-                else:
+                if key not in owner:
                     owner[key] = path
+                elif owner[key] is not path:        # a key seen in this file again joins nothing
+                    parent[find(path)] = find(owner[key])
     groups = {}
     for path in per_file:
         groups.setdefault(find(path), []).append(path)
@@ -143,7 +144,7 @@ def _block_rows(obj: dict, message: dict, base: dict, usage_row: dict, tally: Im
             images += 1
         elif btype == "tool_use":
             call_id, name = text_id(block.get("id")), text_id(block.get("name"))
-            input_json = json.dumps(block.get("input"), ensure_ascii=False)
+            input_json = INPUT_JSON.encode(block.get("input"))
             row.update(text=head(input_json), tool_use_id=call_id, tool_name=name)
             calls[call_id] = dict(call_id=call_id, turn=turn, tool_name=name, input_json=input_json, started_at=ts,
                                   source_file=file, source_line=number)
@@ -172,7 +173,7 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
         stamps = [s for s in stamps if s is not None]
         return (min(stamps).isoformat() if stamps else "~", str(path))
 
-    paths = sorted(paths, key=first_ts)
+    paths = sorted(paths, key=first_ts) if len(paths) > 1 else list(paths)     # one file: no time to read
     tally.files = [str(p) for p in paths]
 
     # de-duplicate by uuid across files; carry timestamps forward so the merge sort is stable
@@ -189,9 +190,11 @@ def import_session(paths: list[Path], tally: ImportTally, records_by_file: dict,
             if obj.get("type") in NO_ROW_TYPES or not uuid:
                 tally.ignored_lines += 1
                 continue
-            if bad_time(obj.get("timestamp")):
-                tally.bad_time(path, number, obj.get("timestamp"))
-            ts = parse_ts(obj.get("timestamp")) or last_ts
+            stamp = obj.get("timestamp")
+            ts = parse_ts(stamp)                    # once: bad_time(stamp) is this test
+            if stamp is not None and stamp != "" and ts is None:
+                tally.bad_time(path, number, stamp)
+            ts = ts or last_ts
             last_ts = ts
             records.append((ts, rank, number, str(path), obj))
     records.sort(key=lambda r: (r[0] or EPOCH, r[1], r[2]))

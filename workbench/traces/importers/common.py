@@ -15,7 +15,7 @@ from pathlib import Path
 from workbench.redaction import redact
 from workbench.traces.importers.harness_output import find_sightings
 from workbench.traces.importers.run_identity import RunMerger
-from workbench.traces.importers.values import fit_rows, parse_ts  # noqa: F401  (parse_ts: re-exported)
+from workbench.traces.importers.values import fit_rows, fit_values, parse_ts  # noqa: F401  (parse_ts: re-exported)
 from workbench.traces.schema import TABLES
 from workbench.traces.writer import SessionTaken, replace_session
 
@@ -157,7 +157,7 @@ def read_jsonl(path: Path, tally: ImportTally, problem) -> list[tuple[int, dict]
                 tally.lines += 1
                 tally.bad(path, number, f"line longer than {MAX_LINE_CHARS} characters")
                 continue
-            if not raw.strip():
+            if raw.isspace():               # a blank line (raw is never empty here): no copy made to tell
                 continue
             tally.lines += 1
             obj, why = parse_json_line(raw)
@@ -292,9 +292,7 @@ def write_session(root: str | Path, imported: ImportedSession) -> dict:
     which make the same safe id), it is written under session_id_choices' second id, and `imported.session_id`
     says which; SessionTaken when that one is taken too."""
     owner = _owner(imported.session.get("source"), imported.raw_id or imported.session_id)
-    tables = {t: rows for t, rows in imported.tables.items() if t != "sessions"}
-    for table, rows in tables.items():
-        fit_rows(table, rows)
+    tables = {t: rows for t, rows in imported.tables.items() if t != "sessions"}   # fitted as they are converted
     counts = {t: len(rows) for t, rows in tables.items() if rows}
     session = dict(imported.session)
     try:
@@ -309,7 +307,7 @@ def write_session(root: str | Path, imported: ImportedSession) -> dict:
     choices = session_id_choices(imported)
     for n, sid in enumerate(choices):
         try:
-            written = replace_session(root, sid, {"sessions": [session], **tables},
+            written = replace_session(root, sid, {"sessions": [session], **tables}, fit=fit_values,
                                       may_replace=lambda existing: _owners(existing) <= {owner})
         except SessionTaken:
             if n == len(choices) - 1:

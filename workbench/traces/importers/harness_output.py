@@ -29,8 +29,13 @@ from workbench.traces.importers.values import count, text, text_id
 
 DETAIL_CHARS = 500
 
-KEY_LINE = re.compile(r"^[ \t]*(geomean_vs_[a-z0-9]+|all_correct|stop_met|kernel_sha|suite|kernel|scenarios|stop|error)"
-                      r"[ \t]*[:=][ \t]*(.*?)[ \t]*$", re.M | re.I)
+_KEY_VALUE = (r"(geomean_vs_[a-z0-9]+|all_correct|stop_met|kernel_sha|suite|kernel|scenarios|stop|error)"
+              r"[ \t]*[:=][ \t]*(.*?)[ \t]*$")
+KEY_LINE = re.compile(r"^[ \t]*" + _KEY_VALUE, re.M | re.I)
+# KEY_LINE at a line break, for the same matches one character later (the first line is tried on its own): a
+# search for `^` tries every position of a text, one for a literal first character jumps from line to line. The
+# indentation is taken whole (`*+`): a key starts with a letter, so giving some of it back never makes a match.
+KEY_LINE_AFTER_BREAK = re.compile(r"\n[ \t]*+" + _KEY_VALUE, re.M | re.I)
 TOKEN = re.compile(r"[^\s,;()]+")
 KERNEL_VALUE = re.compile(r"^(.+?) \(sha ([^)\s]+)\)")
 SUITE_GPU = re.compile(r"\bgpu: (.+?)(?:\s{2,}wall_s:|\s*$)")
@@ -40,6 +45,7 @@ FAIL_ROW = re.compile(r"^\S+\s+FAIL (\w+)", re.M)
 JSON_START = re.compile(r"(?m)^[ \t]*\{")
 READ_LINE_NUMBER = re.compile(r"(?m)^ *\d+→")
 DETAIL = {"text": 1, "result_line": 2, "json": 2}     # per-scenario JSON: 3
+_DECODER = json.JSONDecoder()           # holds no state between calls: one for every output read
 
 
 # ---- small parsers ---------------------------------------------------------------------------------
@@ -137,7 +143,7 @@ def find_suite_results(text: str) -> list[tuple[int, dict]]:
         return []
     if "→" in text:
         text = READ_LINE_NUMBER.sub("", text)
-    found, decoder, end_of_last = [], json.JSONDecoder(), 0
+    found, decoder, end_of_last = [], _DECODER, 0
     for match in JSON_START.finditer(text):
         start = match.end() - 1
         if start < end_of_last:
@@ -205,18 +211,25 @@ def _value(key: str, raw: str):
     return raw or None          # error
 
 
+def _key_lines(text: str) -> list[tuple[int, str, str]]:
+    """(offset, key, value text) of every KEY_LINE match in text, in order (KEY_LINE.finditer's matches)."""
+    first = KEY_LINE.match(text)
+    found = [(first.start(), first.group(1), first.group(2))] if first else []
+    return found + [(m.start() + 1, m.group(1), m.group(2)) for m in KEY_LINE_AFTER_BREAK.finditer(text)]
+
+
 def find_harness_lines(text: str) -> list[dict]:
     """`key: value` runs in text: [{key: value, ..., "_pos": offset}], keys as `_value` parses them."""
     runs, current = [], {}
-    for match in KEY_LINE.finditer(text or ""):
-        key = match.group(1).lower()
-        value = _value(key, match.group(2))
+    for start, key, raw in _key_lines(text or ""):
+        key = key.lower()
+        value = _value(key, raw)
         if value is None:
             continue
         if key in current or (key == "kernel" and current):
             runs.append(current)
             current = {}
-        current.setdefault("_pos", match.start())
+        current.setdefault("_pos", start)
         current[key] = value
     if current:
         runs.append(current)
@@ -270,7 +283,7 @@ def find_sightings(text: str) -> list[Sighting]:
         return []
     found = [_from_result_line(pos, _well_typed(obj)) for pos, obj in find_result_lines(text)]
     found += [_from_suite_result(pos, _well_typed(obj)) for pos, obj in find_suite_results(text)]
-    fails = [(m.start(), m.group(1)) for m in FAIL_ROW.finditer(text)]
+    fails = [(m.start(), m.group(1)) for m in FAIL_ROW.finditer(text)] if "FAIL " in text else []   # its literal
     last = 0
     for run in find_harness_lines(text):
         reasons = [r for pos, r in fails if last <= pos < run["_pos"]]

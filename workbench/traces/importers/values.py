@@ -109,6 +109,12 @@ def _fit(value, arrow_type):
     return value
 
 
+def fit_values(values: list, arrow_type) -> list:
+    """A column's values that pyarrow refused as they are, each as the type wants it or None (fit_rows' rule;
+    writer.replace_session applies it to an import's tables as it converts them)."""
+    return [_fit(value, arrow_type) for value in values]
+
+
 def fit_rows(table: str, rows: list[dict]) -> int:
     """Make every column of the rows convertible to the table's schema, in place: a column that pyarrow takes
     as it is stays untouched (the common case costs one conversion); in one it refuses, each value that does
@@ -119,16 +125,16 @@ def fit_rows(table: str, rows: list[dict]) -> int:
 
     nulled = 0
     for field in TABLES[table]:
-        values = [row.get(field.name) for row in rows]
+        name = field.name       # a pyarrow property makes a new str at every read: read once, not once a row
+        values = [row.get(name) for row in rows]
         try:
             pa.array(values, type=field.type)
             continue
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             pass
-        for row, value in zip(rows, values):
-            fitted = _fit(value, field.type)
+        for row, value, fitted in zip(rows, values, fit_values(values, field.type)):
             if value is not None and fitted is None:
                 nulled += 1
-            if field.name in row:
-                row[field.name] = fitted
+            if name in row:
+                row[name] = fitted
     return nulled
