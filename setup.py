@@ -2,8 +2,8 @@
 
 `pip install .` builds a wheel of workbench/ alone; this copies the problem files (each problem's original.cu,
 problem.toml, suites/, the reference kernels, and the interface modules the harness loads by path: problem.py,
-judge.py, standins.py, anchors.py; the template's problem.toml.in) and the question bank into workbench/_home inside it, where
-workbench/harness/paths.py finds them when the package runs outside a checkout. An editable install
+judge.py, standins.py, anchors.py; the template's problem.toml.in) and the question bank into workbench/_home inside it,
+where workbench/harness/paths.py finds them when the package runs outside a checkout. An editable install
 (`pip install -e .`) reads the checkout itself and gets no copy. Everything else is in pyproject.toml.
 """
 import shutil

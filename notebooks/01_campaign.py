@@ -82,7 +82,8 @@ app.start()
 # %%
 stopped = app.wait(timeout=600 if app.is_replay else 0)
 print(f"Stopped: {ui.stop_reason(stopped.reason)}. {stopped.turn} turns, {stopped.tool_calls} tool calls, best "
-      f"{ui.fmt_x(stopped.best_vs_original)} vs the original" if stopped else "Still running: run this cell again later.")
+      f"{ui.fmt_x(stopped.best_vs_original)} vs the original" if stopped
+      else "Still running: run this cell again later.")
 print("Trace tables:", app.campaign.ws.traces_dir)
 app.runs_table()                    # app.runs_frame() has the same rows as numbers, for your own analysis
 

@@ -4,6 +4,7 @@ builds on the node, token authentication. `ray start --block` runs as this proce
 raylet and workers down when it is sent SIGTERM; nothing else on the machine is touched (no `ray stop`)."""
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
 import signal
@@ -92,11 +93,18 @@ class RayHead:
         self._driver_env = {k: os.environ.get(k) for k in (*self.auth_env, "RAY_AUTH_TOKEN")}
         os.environ.pop("RAY_AUTH_TOKEN", None)             # would win over the path: the driver uses this head's
         os.environ.update(self.auth_env)
+        # the head runs in a session of its own and outlives this process unless stopped: a SIGTERM turned into
+        # SystemExit between the caller's start and its try/finally (the loaded CI machine, 2026-12-05: six of the
+        # head's processes left) still stops it at the interpreter's exit
+        atexit.register(self.stop)
 
     def stop(self) -> None:
         """SIGTERM to `ray start` alone, which stops its GCS, raylet and workers (~3 s here; a SIGTERM to the whole
         group instead left `ray start` waiting on its dead children), then SIGKILL to whatever of its session is
-        left."""
+        left. Once only: a second call (atexit after the caller's own) does nothing."""
+        atexit.unregister(self.stop)
+        if self._log.closed:
+            return
         self._stop_process()
         self._log.close()
         for key, value in getattr(self, "_driver_env", {}).items():

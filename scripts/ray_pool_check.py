@@ -159,9 +159,9 @@ def check_one(args) -> None:
     with local_pool() as warm:
         first, wall, _ = judge(warm, request)
     print(f"warm-up (local, not counted): {first.status}, {wall:.1f} s, gpu {first.gpu}", flush=True)
-    ray_pool, ray_start = start_ray(1)
     local = local_pool()
     runs = {"local": [], "ray": []}
+    ray_pool, ray_start = start_ray(1)          # then straight into the try: its finally stops the head
     try:
         for r in range(args.rounds):
             order = ("local", "ray") if r % 2 == 0 else ("ray", "local")

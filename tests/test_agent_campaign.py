@@ -101,7 +101,8 @@ def test_trace_tables_record_the_campaign(tmp_path):
     assert set(interventions["source"]) == {"bank"}
     messages = read_table(root, "messages")
     user_text = messages[(messages.role == "user") & (messages.block_type == "text")]
-    opening, questions = user_text[user_text.message_id.str.endswith("_00000")], user_text[~user_text.message_id.str.endswith("_00000")]
+    opening, questions = (user_text[user_text.message_id.str.endswith("_00000")],
+                          user_text[~user_text.message_id.str.endswith("_00000")])
     assert list(opening["turn"]) == [1] and "Make kernel.cu faster" in opening["text"].iloc[0]   # the task, once
     assert list(questions["turn"]) == [3, 4, 5, 6] and not questions["is_human"].any()
     assert not messages.duplicated(["message_id", "block_index"]).any()

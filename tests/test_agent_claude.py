@@ -42,7 +42,8 @@ class Server:
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         if not self.names:
-            return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error", "message": "script over"}})
+            return httpx2.Response(500, json={"type": "error",
+                                              "error": {"type": "api_error", "message": "script over"}})
         return recorded(self.names.pop(0))
 
     def body(self, i: int) -> dict:

@@ -49,7 +49,8 @@ def test_the_real_original_kernel_declares_knobs():
     assert knobs and all(k["value"] in k["choices"] for k in knobs.values())
 
 
-@pytest.mark.parametrize("rung", sorted((REPO_ROOT / "kernels" / "attn_fwd" / "ladder").glob("*.cu")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("rung", sorted((REPO_ROOT / "kernels" / "attn_fwd" / "ladder").glob("*.cu")),
+                         ids=lambda p: p.stem)
 def test_every_ladder_rung_declares_knobs_whose_defaults_are_among_their_choices(rung):
     # an evolution or agent edit starts from the default: one outside its own choice list is a typo in the rung
     knobs = parse_knobs(rung.read_text())
@@ -126,7 +127,8 @@ def test_replay_reproduces_a_recorded_campaign_without_its_evaluator(tmp_path):
     assert [round(e.geomean_vs_original, 6) for e in replay_log.of(EvaluationDone)] == \
         [round(e.geomean_vs_original, 6) for e in log.of(EvaluationDone)]
     assert replayed.ws.kernel_path.read_text() == original.ws.kernel_path.read_text()
-    assert [e.question_id for e in replay_log.of(InterventionFired)] == [e.question_id for e in log.of(InterventionFired)]
+    assert [e.question_id for e in replay_log.of(InterventionFired)] == \
+        [e.question_id for e in log.of(InterventionFired)]
 
 
 def test_cli_without_key_or_gpu_replays_the_sample_and_says_so(tmp_path, monkeypatch, capsys):

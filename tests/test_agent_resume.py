@@ -18,7 +18,8 @@ class Crash(BaseException):
 
 
 def edit(old, new):
-    return call("edit_file", path="kernel.cu", old_string=f"#define KEY_TILE {old} ", new_string=f"#define KEY_TILE {new} ")
+    return call("edit_file", path="kernel.cu", old_string=f"#define KEY_TILE {old} ",
+                new_string=f"#define KEY_TILE {new} ")
 
 
 def script():

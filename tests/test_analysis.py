@@ -92,7 +92,8 @@ def test_edit_tracker():
     assert t.feed("MultiEdit", multi) == (2, 0, 2)      # a = 2; is deleted in the same call: not re-added
     patch = "*** Begin Patch\n*** Update File: k.cu\n@@\n-c = 4;\n+a = 1;\n+    \n*** End Patch"
     assert t.feed("apply_patch", json.dumps(patch)) == (1, 1, 1)
-    assert t.feed("shell", json.dumps({"command": ["bash", "-lc", "apply_patch <<'EOF'\n" + patch + "\nEOF"]})) == (1, 1, 1)
+    assert t.feed("shell", json.dumps({"command": ["bash", "-lc",
+                                                   "apply_patch <<'EOF'\n" + patch + "\nEOF"]})) == (1, 1, 1)
     ours = json.dumps({"path": "k.cu", "old_string": "x = 0;", "new_string": "c = 4;"})
     assert t.feed("edit_file", ours) == (1, 1, 1)
     assert t.feed("Read", json.dumps({"file_path": "k.cu"})) == (0, 0, 0)

@@ -14,14 +14,15 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNELS = sorted((ROOT / "kernels" / "attn_fwd").rglob("*.cu"))
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 
-MINIMAL = r'''
+MINIMAL = (r'''
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-__global__ void touch(float* lse) { __shared__ float s[128]; s[threadIdx.x] = 1.f; __syncthreads(); lse[threadIdx.x] = s[127 - threadIdx.x]; }
+__global__ void touch(float* lse) { __shared__ float s[128]; s[threadIdx.x] = 1.f; __syncthreads(); '''
+           r'''lse[threadIdx.x] = s[127 - threadIdx.x]; }
 extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o,
                         float* lse, int b, int hq, int hkv, int sq, int sk, int d, int causal, float scale,
                         cudaStream_t stream) { touch<<<1, 128, 0, stream>>>(lse); return (int)cudaGetLastError(); }
-'''
+''')
 
 
 def test_kernel_tree_is_not_empty():

@@ -64,7 +64,8 @@ def test_check_in_a_campaign_from_the_shell(campaign):
     assert "MET: the campaign is done" in done.stdout and "=== QUESTION" not in done.stdout
 
     bank = workbench(campaign, "ask", "c-cli", "--from-bank", "--trigger", "suspicious")
-    assert bank.returncode == 0 and "=== QUESTION (from a person; trigger suspicious) ===" in bank.stdout   # the waiting one first
+    # the waiting one first
+    assert bank.returncode == 0 and "=== QUESTION (from a person; trigger suspicious) ===" in bank.stdout
     bank2 = workbench(campaign, "ask", "c-cli", "--from-bank", "--trigger", "suspicious")
     assert "=== QUESTION (suspicious; from the question bank" in bank2.stdout
 

@@ -31,10 +31,15 @@ BUILT = {
 # what torch.profiler shows for other libraries' kernels
 FOREIGN = {
     "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NNN": "cuBLAS",
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas": "cuBLAS",
-    "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8::Params)": "CUTLASS",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)": "torch",
-    "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, false, true, false, false, false, false, false, false>(pytorch_flash::Flash_fwd_params)": "FlashAttention",
+    ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel"
+     "__5x_cublas"): "cuBLAS",
+    ("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>"
+     "(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8::Params)"): "CUTLASS",
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
+     "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"): "torch",
+    ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, "
+     "cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+     "false, true, false, false, false, false, false, false>(pytorch_flash::Flash_fwd_params)"): "FlashAttention",
     "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0": "cuDNN",
 }
 
@@ -42,7 +47,8 @@ FOREIGN = {
 # ---- the comparison ------------------------------------------------------------------------------------
 def test_the_candidates_kernels_match_whatever_their_spelling():
     seen = list(BUILT.values()) + ["void attn_fwd_kernel<128>( AttnParams )",          # spacing
-                                   "void functor_kernel<attn_fwd::{lambda(float)#1}>(float *, attn_fwd::{lambda(float)#1})",
+                                   ("void functor_kernel<attn_fwd::{lambda(float)#1}>"
+                                    "(float *, attn_fwd::{lambda(float)#1})"),
                                    "void {anonymous}::anon_kernel<7>(float*)",          # another anonymous spelling
                                    "_Z13static_kernelPf"]                               # left mangled
     verdict = judge(seen, list(BUILT))

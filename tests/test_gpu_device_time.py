@@ -11,8 +11,8 @@ The profiled calls that decide are taken inside the worker, right after the harn
 state (WORKBENCH_TIMING_PROFILE=3; `Stats.profiled_us`): the SM clock is not locked on these machines (1.3-1.9
 GHz read on the H200 on 2026-12-01) and the GPU's state moves between the worker's run and this process's (the
 original read 104 us in the worker and 68 us here, minutes later, in one run of this test on 2026-12-01), which
-says nothing about whether the harness measures host time. The same calls profiled in this test's process afterwards, and the SM
-clock on both sides, are printed beside them.
+says nothing about whether the harness measures host time. The same calls profiled in this test's process afterwards,
+and the SM clock on both sides, are printed beside them.
 
 The table is printed and written as JSON and markdown to $OUT when set (a device call returns it), else to
 docs/data/.
@@ -106,8 +106,10 @@ def _out_dir() -> Path:
 
 
 def _markdown(rows: list[dict], header: str) -> str:
-    lines = [header, "", "| shape | implementation | harness median us (method) | harness p10-p90 (n) | profiler in the worker us "
-             "| difference | allowed | SM clock MHz (worker / test process) | profiler in the test process: GPU sum / span us "
+    lines = [header, "",
+             "| shape | implementation | harness median us (method) | harness p10-p90 (n) | profiler in the worker us "
+             "| difference | allowed | SM clock MHz (worker / test process) "
+             "| profiler in the test process: GPU sum / span us "
              "| in-process graph replay us: in-graph / around | call us | ok |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -182,12 +184,14 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path, monkeypatch):
     gpu = torch.cuda.get_device_name()
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     header = (f"Harness median vs torch.profiler GPU time of one call, {gpu}, {date}, torch {torch.__version__}, "
-              f"timing {result.versions.get('timing')} (tare {result.versions.get('timing_tare_us')} us); command: `python3 -m pytest -m gpu "
+              f"timing {result.versions.get('timing')} (tare {result.versions.get('timing_tare_us')} us); "
+              "command: `python3 -m pytest -m gpu "
               f"tests/test_gpu_device_time.py -q -s`; tolerance max({REL_TOL:.0%}, {ABS_TOL_US:g} us)")
     table = _markdown(rows, header)
     table += ("\nThe worker's same graphs replayed in other patterns after the samples (medians, us; bare: no new "
               "contents, poison or check; before: new contents + poison; checked: before and the output check):\n\n"
-              + "\n".join(f"- {r['shape']} {r['impl']}: {r['worker_patterns']}" for r in rows if r["worker_patterns"]) + "\n")
+              + "\n".join(f"- {r['shape']} {r['impl']}: {r['worker_patterns']}"
+                          for r in rows if r["worker_patterns"]) + "\n")
     print("\n" + table, flush=True)
     tag = "h200" if "H200" in gpu else re.sub(r"[^a-z0-9]+", "_", gpu.lower()).strip("_")
     out = _out_dir()
@@ -196,5 +200,6 @@ def test_harness_median_is_the_profilers_kernel_time(tmp_path, monkeypatch):
     (out / f"{stem}.json").write_text(json.dumps({"header": header, "gpu": gpu, "versions": result.versions,
                                                   "rows": rows}, indent=1))
     (out / f"{stem}.md").write_text(table)
-    bad = [(r["shape"], r["impl"], round(r["harness_us"], 1), round(r["worker_profiler_us"], 1)) for r in rows if not r["ok"]]
+    bad = [(r["shape"], r["impl"], round(r["harness_us"], 1), round(r["worker_profiler_us"], 1))
+           for r in rows if not r["ok"]]
     assert not bad, f"harness median and profiler GPU time disagree beyond max(15 %, 3 us): {bad}"

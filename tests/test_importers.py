@@ -226,7 +226,8 @@ def _campaign(root: Path) -> None:
         {"call_id": "t1", "tool_index": 1, "tool_name": "run_harness", "output_text": json.dumps(suite),
          "started_at": T("2026-02-01T00:00:20"), "ended_at": T("2026-02-01T00:00:50"), "is_error": False},
         {"call_id": "t2", "tool_index": 2, "tool_name": "edit_file", "is_error": False,
-         "input_json": json.dumps({"path": "kernel.cu", "old_string": "#define STAGES 2", "new_string": "#define STAGES 3"}),
+         "input_json": json.dumps({"path": "kernel.cu", "old_string": "#define STAGES 2",
+                                   "new_string": "#define STAGES 3"}),
          "started_at": T("2026-02-01T00:01:10"), "ended_at": T("2026-02-01T00:01:11")}])
     w.append("interventions", [{"intervention_id": "i1", "trigger": "stall", "source": "bank", "question_id": "q07",
                                 "question_text": "Is the pipeline depth the limit?", "layer": "pipelining",

@@ -74,7 +74,8 @@ def test_a_campaign_over_mcp_stdio(tmp_path):
 
     assert {"check_kernel", "ask_question", "campaign_status", "list_questions", "list_scenarios"} <= set(seen["tools"])
     assert set(seen["tools"]["check_kernel"].input_schema["properties"]) == {"path", "suite", "claim", "notes"}
-    assert {"workbench://campaign/bank", "workbench://campaign/suite", "workbench://campaign/status"} <= seen["resources"]
+    assert {"workbench://campaign/bank", "workbench://campaign/suite",
+            "workbench://campaign/status"} <= seen["resources"]
     first, second, third, fourth = [text(r) for r in seen["checks"]]
     assert not any(r.is_error for r in seen["checks"])
     for reply in (first, second, third, fourth):        # the stop condition is reported in every result

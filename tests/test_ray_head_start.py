@@ -80,3 +80,25 @@ def test_stop_gives_the_driver_its_own_token_settings_back(tmp_path, monkeypatch
         head.stop()
     assert os.environ.get("RAY_AUTH_TOKEN") == "the-driver's-own"
     assert "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN_PATH" not in os.environ
+
+
+def test_a_head_left_unstopped_is_stopped_when_its_process_exits(tmp_path):
+    """scripts/ray_pool_check.py turns `timeout`'s SIGTERM into SystemExit(143); one that landed between the head's
+    start and the caller's try/finally left the head's processes running (CI machine under load, 2026-12-05: 2 of 5
+    runs of test_sigterm_stops_the_head_the_script_started). The head is stopped at the interpreter's exit too."""
+    script = tmp_path / "fake_ray_start.py"
+    script.write_text(FAKE_RAY_START)
+    driver = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / "scripts")!r})
+        import ray_head
+        ray_head.head_command = lambda port, temp_dir, gpus, cpus: [sys.executable, {str(script)!r}, temp_dir, "0"]
+        head = ray_head.RayHead()
+        print(head.temp_dir, flush=True)
+        sys.exit(143)                    # no head.stop(): the SIGTERM handler's exit outside any finally
+    """)
+    done = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 143, done.stderr[-2000:]
+    temp_dir = done.stdout.strip()
+    assert temp_dir and (Path(temp_dir) / "ray_current_cluster").exists()       # the stand-in head did come up
+    assert not ray_head.session_pids(temp_dir)

@@ -26,8 +26,9 @@ SESSION_CELLS = {"human_messages": "human", "questions": "questions", "tool_call
                  "readded_rate": "re-added"}
 IMPORT_CELLS = {"import_files": "files", "import_lines": "lines", "malformed_lines": "malformed",
                 "duplicate_lines": "duplicate", "ignored_lines": "ignored", "usage_duplicates": "repeated usage",
-                "orphan_results": "orphan results", "injected_blocks": "injected", "injected_kinds": "injected, by kind",
-                "harness_sightings": "harness results", "harness_seen_again": "seen again"}
+                "orphan_results": "orphan results", "injected_blocks": "injected",
+                "injected_kinds": "injected, by kind", "harness_sightings": "harness results",
+                "harness_seen_again": "seen again"}
 ARM_CELLS = {"sessions": "sessions", "human_messages": "human msgs", "questions": "questions",
              "tool_calls": "tool calls", "harness_runs": "harness runs", "sessions_vs_fa3": "on × FA3",
              "best_vs_fa3_median": "best × FA3 (median)", "best_vs_fa3_max": "best × FA3 (max)",
@@ -232,9 +233,11 @@ def test_the_report_shows_every_hand_count_in_its_cell(page):
     assert (f"{counts['all.gains']} gain events; {counts['all.gains_moved_or_rejected']} followed a message that "
             "moved the agent") in text
     assert (f"{counts['all.questions']} questions; {counts['all.questions_followed_by_gain']} were followed by a gain "
-            f"later in their session — median 121 s and {counts['all.median_calls_question_to_gain']} tool calls") in text
+            f"later in their session — median 121 s and "
+            f"{counts['all.median_calls_question_to_gain']} tool calls") in text
     assert (f"{counts['all.lines_readded']} of {counts['all.lines_added']} significant added lines "
             f"({100 * float(counts['all.readded_rate']):.0f} %)") in text
-    for cls, share in (("question", "all.share_gains_after_question"), ("information", "all.share_gains_after_information")):
+    for cls, share in (("question", "all.share_gains_after_question"),
+                       ("information", "all.share_gains_after_information")):
         assert f"{cls} 1 {100 * float(counts[share]):.1f} %" in text
     assert f"GPU: {counts['all.gpus']}" in text

@@ -269,7 +269,7 @@ def test_the_allowlist_names_what_it_refuses():
 
 
 # ---- the candidate's host code at run time -------------------------------------------------------------------
-PROBE = r"""
+PROBE = (r"""
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -298,12 +298,13 @@ __attribute__((constructor)) static void probe(void) {
   struct rlimit f, n, c; getrlimit(RLIMIT_FSIZE, &f); getrlimit(RLIMIT_NPROC, &n); getrlimit(RLIMIT_CPU, &c);
   const char* key = getenv("ANTHROPIC_API_KEY");
   fprintf(stderr, "probe uid=%d outside=[%s] tmp=[%s] net=[%s] key=[%s] fsize=%lld nproc=%lld cpu=%lld\n",
-          (int)getuid(), try_write(outside), try_write("/tmp/probe-escaped"), try_connect(atoi(getenv("WORKBENCH_PROBE_PORT"))),
+          (int)getuid(), try_write(outside), try_write("/tmp/probe-escaped"), """
+         r"""try_connect(atoi(getenv("WORKBENCH_PROBE_PORT"))),
           key ? "SET" : "unset", (long long)f.rlim_cur, (long long)n.rlim_cur, (long long)c.rlim_cur);
   abort();
 }
 int attn_fwd(void) { return 0; }
-"""
+""")
 
 
 def _gpu_here() -> bool:
@@ -447,7 +448,8 @@ def test_a_non_utf8_suite_or_bank_is_one_line(tmp_path):
     from workbench.questions.bank import BankError, load_bank
 
     suite = tmp_path / "s.csv"
-    suite.write_bytes(b"name,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,causal,dtype\nx\xff,1,1,1,8,8,64,0,bf16\n")
+    suite.write_bytes(b"name,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,causal,dtype\n"
+                      b"x\xff,1,1,1,8,8,64,0,bf16\n")
     with pytest.raises(SuiteError, match=r"s.csv: not UTF-8 \(byte 69\)"):
         load_suite(suite)
     bank = tmp_path / "bank.csv"

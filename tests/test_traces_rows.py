@@ -76,4 +76,5 @@ def test_a_run_that_judged_nothing_is_one_row_and_reads_back_as_such():
     assert (back.status, back.error, back.rows) == ("build_failed", "nvcc: error: expected ';'", [])
     # rows written before this mapping carried the run's status in `status`: read the same way
     old = dict(row, status="build_failed")
-    assert result_from_rows(pd.DataFrame([old]), CheckRequest(kernel_path="k.cu", suite="smoke")).status == "build_failed"
+    assert result_from_rows(pd.DataFrame([old]),
+                            CheckRequest(kernel_path="k.cu", suite="smoke")).status == "build_failed"

@@ -173,6 +173,7 @@ def test_the_newest_recorded_run_of_a_rung_is_shown_by_date_and_version():
     """Plain name order put `_v8_` after `_v11_` and a 2026-12-01 run after one of 2026-12-02's."""
     from pathlib import Path
     names = ["h200_ladder_04_pingpong_full_dt4_v8_2026-12-01.json", "h200_ladder_04_pingpong_full_dt4_2026-12-01.json",
-             "h200_ladder_04_pingpong_full_dt4_v11_2026-12-02.json", "h200_ladder_04_pingpong_full_dt4_v6_2026-12-01.json"]
+             "h200_ladder_04_pingpong_full_dt4_v11_2026-12-02.json",
+             "h200_ladder_04_pingpong_full_dt4_v6_2026-12-01.json"]
     ordered = sorted((Path(n) for n in names), key=ladder._recorded_order)
     assert [p.name for p in ordered] == [names[1], names[3], names[0], names[2]]

@@ -229,7 +229,8 @@ def test_demo_replay_through_the_widgets(tmp_path):
 
 
 def test_footers_say_gpu_dtype_versions_timing_and_demo():
-    demo = footer_text("CPU stand-in (demo recording, not GPU measurements)", {"evaluator": "stand-in"}, "dev26", "ab" * 8)
+    demo = footer_text("CPU stand-in (demo recording, not GPU measurements)", {"evaluator": "stand-in"}, "dev26",
+                       "ab" * 8)
     assert demo.startswith(DEMO_LABEL) and "dtype bf16" in demo and "versions: evaluator stand-in" in demo
     assert "timing: invented" in demo
     real = footer_text("NVIDIA H200", {"torch": "2.11.0+cu130", "anchor_fa3": "0.0.3", "sms": 132}, "dev26")

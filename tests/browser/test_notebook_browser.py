@@ -2,7 +2,8 @@
 Playwright), all cells run in replay mode; the transcript, a question banner, the table and a figure must be
 visible. From the first frame on, no image is ever shown broken (a placeholder holds the figures' place until the
 first harness run); the progress plot's tick labels read as plain numbers after one run; "best" is one figure in the
-status bar, the run table, the notebook's text and the printed summary; no raw None/NaN reaches a table. Saves docs/notebook_screenshot.png when WORKBENCH_UPDATE_SCREENSHOT=1 (a temp file otherwise).
+status bar, the run table, the notebook's text and the printed summary; no raw None/NaN reaches a table.
+Saves docs/notebook_screenshot.png when WORKBENCH_UPDATE_SCREENSHOT=1 (a temp file otherwise).
 
     .venv/bin/python -m pytest tests/browser -q
 

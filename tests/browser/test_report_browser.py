@@ -72,7 +72,8 @@ def test_report_in_chromium(report):
         headers = arms.locator("th").all_inner_texts()
         assert "best × original (max)" in headers and "best (max)" not in headers
         cells = dict(zip(headers, arms.locator("tr").nth(1).locator("td").all_inner_texts()))
-        assert (cells["arm"], cells["best × FA3 (max)"], cells["best × original (max)"]) == ("tools_only", "0.732", "")
+        assert (cells["arm"], cells["best × FA3 (max)"],
+                cells["best × original (max)"]) == ("tools_only", "0.732", "")
 
         tallies = page.locator("table").filter(has=page.locator("th", has_text="seen again"))
         tallies.scroll_into_view_if_needed()
