@@ -102,11 +102,30 @@ def _apply(text: str, spans) -> str:
     return "".join(out)
 
 
-_memo: dict = {}
-_memo_index = None
+class _Memo:
+    """What was found in texts already looked at, forgotten whenever the environment's secrets change (a text that
+    was clean may not be any more) and whenever it holds `limit` entries."""
+
+    def __init__(self):
+        self.entries: dict = {}
+        self.index = None
+
+    def get(self, text: str):
+        index = env_index()
+        if index is not self.index:
+            self.entries.clear()
+            self.index = index
+        return self.entries.get(text)
+
+    def put(self, text: str, found, limit: int):
+        if len(self.entries) >= limit:
+            self.entries.clear()
+        self.entries[text] = found
+
+
+_memo = _Memo()                 # redact()'s clean texts
+_windows = _Memo()              # secret_spans of _crossing_spans' windows, inside remembering() only
 _memo_scopes, _memo_scopes_lock = 0, threading.Lock()
-_windows: dict = {}             # secret_spans of _crossing_spans' windows, inside remembering() only
-_windows_index = None
 
 
 @contextlib.contextmanager
@@ -123,47 +142,34 @@ def remembering():
         with _memo_scopes_lock:
             _memo_scopes -= 1
             if not _memo_scopes:
-                _memo.clear()           # a long-lived process keeps no import's texts alive
-                _windows.clear()
+                _memo.entries.clear()   # a long-lived process keeps no import's texts alive
+                _windows.entries.clear()
 
 
 def redact(text):
     """text with every secret replaced by [REDACTED] (None and '' pass through)."""
-    global _memo_index
     if not text or not isinstance(text, str):
         return text
     if len(text) < MIN_SECRET_CHARS:
         return text
-    index = env_index()
-    if index is not _memo_index:            # the environment's secrets changed: what was clean may not be
-        _memo.clear()
-        _memo_index = index
     clean = _memo.get(text)
     if clean is None:
         spans = secret_spans(text)
         clean = _apply(text, spans) if spans else text
         if len(text) <= MEMO_MAX_CHARS:
-            if len(_memo) >= (MEMO_SCOPED_ENTRIES if _memo_scopes else MEMO_ENTRIES):
-                _memo.clear()
-            _memo[text] = clean
+            _memo.put(text, clean, MEMO_SCOPED_ENTRIES if _memo_scopes else MEMO_ENTRIES)
     return clean
 
 
 def _window_spans(text: str) -> list[tuple[int, int]]:
     """secret_spans(text) of a window across pieces, remembered inside remembering(): an import reads the same
     neighbouring outputs in two streams (messages and tool_calls), so it looks at the same windows twice."""
-    global _windows_index
     if not _memo_scopes or len(text) > MEMO_MAX_CHARS:
         return secret_spans(text)
-    index = env_index()
-    if index is not _windows_index:         # the environment's secrets changed: what was clean may not be
-        _windows.clear()
-        _windows_index = index
     found = _windows.get(text)
     if found is None:
-        if len(_windows) >= MEMO_SCOPED_ENTRIES:
-            _windows.clear()
-        found = _windows[text] = secret_spans(text)
+        found = secret_spans(text)
+        _windows.put(text, found, MEMO_SCOPED_ENTRIES)
     return found
 
 
