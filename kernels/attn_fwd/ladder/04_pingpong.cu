@@ -22,12 +22,13 @@
 // Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, D128_RESCALE_BEFORE_PV
-//   (prepared, run 45: O's rescale off the end of the iteration); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
+//   end of the iteration, run 45), FINALIZE_UNDER_PV (prepared, run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
 //   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
 //   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
 //   timestamps for scripts/tile_timeline.py).
-// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42).
+// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
+//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -82,11 +83,11 @@
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
 #ifndef RESCALE_UNDER_EXP
-#define RESCALE_UNDER_EXP 0 // @knob RESCALE_UNDER_EXP 0 {0,1}  d64/d128: the PV wait after row 0's exponentials, O's
+#define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
 #endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
-#ifndef D128_RESCALE_BEFORE_PV
-#define D128_RESCALE_BEFORE_PV 0  // @knob D128_RESCALE_BEFORE_PV 0 {0,1}  d128: O rescaled between the S and PV issues
-#endif                            // (d256's order), under S_i, instead of after the softmax
+#ifndef FINALIZE_UNDER_PV
+#define FINALIZE_UNDER_PV 0 // @knob FINALIZE_UNDER_PV 0 {0,1}  a tile's row sums, 1/l and lse between the last PV's
+#endif                      // issue and its wait (FA3's order), not after it in the epilogue
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
@@ -148,7 +149,9 @@ struct Cfg {
     static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
     static_assert(128 * PRODUCER_REGS + 128 * NWG * CONSUMER_REGS <= 65536, "register split over the SM's 64K");
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
-    static constexpr bool RESCALE_BEFORE_PV = D > 128 || (D128_RESCALE_BEFORE_PV && D == 128);   // RescaleOBeforeGemm
+    static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm (d128 too: noise, run 45)
+    // the PV wait and O's rescale among the exponentials (run 45: d128 x1.006, d64 x0.98)
+    static constexpr bool RESCALE_UNDER_EXP_ = RESCALE_UNDER_EXP && D == 128;
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // K/V ring depth: 2, FA3's on sm90 (3 where it fits beside one Q buffer lost 1 %: run 15)
@@ -843,7 +846,6 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
     }
 }
 
-#if RESCALE_UNDER_EXP
 // softmax_block in parts (RESCALE_UNDER_EXP): row hf's new max and alpha (returns the max the exponentials
 // subtract), then its exponentials and row sum
 template <class C>
@@ -872,7 +874,6 @@ __device__ __forceinline__ void row_exp(float (&sc)[C::BN / 2], const int hf, co
     }
     l[hf] = l[hf] * alpha[hf] + rs;
 }
-#endif
 
 // P (bf16) as the A fragments of the RS wgmma: k-step kk takes n-tiles 2kk and 2kk+1 (no shuffles).
 template <class C>
@@ -918,16 +919,10 @@ __device__ __forceinline__ void release_q(const Bars& bar, int wq, int lane) {
 }
 constexpr int kOStageBarrier = 7;   // O_IN_V: every consumer is past its last PV, so the V ring is read no more
 
-// Normalise, write lse from registers, O through a staging buffer (the warpgroup's Q buffer, or O_IN_V's V
-// stage) and a TMA store (one split), or fp32 partial results for the combine kernel (several splits).
-template <class C>
-__device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_o, const Tile& t, const Bars& bar,
-                                         const float (&o)[C::D / 2], const float (&m)[2], const float (&l)[2],
-                                         int wq, int ltid, int warp, int lane, int buf, uint32_t sQw, int q_first,
-                                         int row0, int col0, int& store_pending, uint32_t sO) {
-    constexpr int D = C::D;
+// This thread's two rows at the end of a tile: the row sums over the quad, 1/l and the lse (the epilogue's inputs).
+__device__ __forceinline__ void finalize_rows(const float (&m)[2], const float (&l)[2], float (&inv)[2],
+                                              float (&lse_row)[2]) {
     constexpr float kLn2 = 0.6931471805599453f;
-    float inv[2], lse_row[2];
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
         float lt = l[hf];
@@ -936,6 +931,16 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
     }
+}
+
+// Normalise, write lse from registers, O through a staging buffer (the warpgroup's Q buffer, or O_IN_V's V
+// stage) and a TMA store (one split), or fp32 partial results for the combine kernel (several splits).
+template <class C>
+__device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_o, const Tile& t, const Bars& bar,
+                                         const float (&o)[C::D / 2], const float (&inv)[2], const float (&lse_row)[2],
+                                         int wq, int ltid, int warp, int lane, int buf, uint32_t sQw, int q_first,
+                                         int row0, int col0, int& store_pending, uint32_t sO) {
+    constexpr int D = C::D;
     if (C::PACK && (!C::PACK_BY_TMA || p.n_splits > 1)) {
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
 #pragma unroll
@@ -1091,6 +1096,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};   // m: running row max, pre-scaled to log2 units
     float alpha[2] = {1.f, 1.f};
+    float inv[2], lse_row[2];                               // finalize_rows' (FINALIZE_UNDER_PV: under the last PV)
     const int buf = tile_iter % C::Q_BUFS;
     sQw += buf * C::NWG * C::Q_WG_BYTES;
 #if TIMELINE
@@ -1144,7 +1150,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_fence();
             issue_qk<C>(sc, sQw, sK + s * C::KV_BYTES);
             wgmma_commit();
-            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256 (D128_RESCALE_BEFORE_PV: 128): under S_i
+            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256: under S_i
                 fence_regs(o);
                 rescale_o<C>(o, alpha);
                 fence_regs(o);
@@ -1158,8 +1164,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
             if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
-#if RESCALE_UNDER_EXP
-            if constexpr (!C::RESCALE_BEFORE_PV) {
+            if constexpr (C::RESCALE_UNDER_EXP_) {
                 // ptxas (nvcc 13.0) puts the PV wait after every exponential and the 64 FMULs of the rescale in a
                 // block at the end of the iteration (ncu, C_s9000_d128_c1: 134 cycles a block); FA3's SASS waits
                 // after row 0's and rescales among row 1's exponentials, in their MUFU shadow. A never-taken
@@ -1177,7 +1182,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 pack_p<C>(sc, pa);
                 return;
             }
-#endif
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
@@ -1205,12 +1209,21 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         wgmma_fence();
         issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
         wgmma_commit();
+#if FINALIZE_UNDER_PV
+        // under the last PV: a branch on the results ends the basic block, so ptxas cannot sink the shuffles,
+        // the reciprocal and the log below the wait (warp-uniform through the vote; taken only on a NaN/huge lse,
+        // where it costs a nanosleep)
+        finalize_rows(m, l, inv, lse_row);
+        if (__any_sync(0xffffffffu, !(inv[0] >= 0.f && inv[1] >= 0.f && lse_row[0] < 1e30f && lse_row[1] < 1e30f)))
+            __nanosleep(1);
+#endif
         wgmma_wait<0>();
         fence_regs(o);
         if (lane == 0) mbar_arrive(bar.v_empty(sl));
         TL_MARK(4);
     }
     else {
+        if (FINALIZE_UNDER_PV) finalize_rows(m, l, inv, lse_row);
         release_q<C>(bar, wq, lane);
 #if TIMELINE
         for (int i = 1; i < 5; ++i) tl.c[i] = tl.c[0];
@@ -1218,7 +1231,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     }
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
     const uint32_t sO = C::O_IN_V ? sQw + (C::OFF_V - C::OFF_Q) : sQw;   // O_IN_V: 1024-aligned like Q
-    epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending, sO);
+    if (!FINALIZE_UNDER_PV) finalize_rows(m, l, inv, lse_row);
+    epilogue<C>(p, tm_o, t, bar, o, inv, lse_row, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending,
+                sO);
 #if TIMELINE
     TL_MARK(5);
     if (ltid == 0) tl.write(tile_iter, wq, t.m_block, n_iter);
