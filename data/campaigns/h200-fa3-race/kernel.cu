@@ -4,34 +4,31 @@
 // - intra-warpgroup overlap: S_i = Q K_i^T and O += P_{i-1} V_{i-1} are in flight together while the
 //   softmax of block i runs; the producer loads K_0, (K_i, V_{i-1}), V_last in that order;
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
-//   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead;
+//   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead, and (one Q
+//   buffer) frees Q after the last S GEMM and stages O in the V ring;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, from 128 in chunks of heads whose K/V fit in L2; mirrored pairs of query blocks
 //   instead for >= 1024 tiles where they beat the walk (d256; persistent pairs of up to 32 blocks, d64 8, groups < 4);
-//   split keys only for grids under a wave (v9: the wave cost model had split 19 large grids), merged by
-//   combine_kernel;
+//   split keys only for grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v13 (MASK_PEEL) 1.017x FA3; v15 (runs 34-35: packed Q/O by TMA, d64's 128-key three-consumer tiles, peeled at
-// every head_dim) 1.023; v16 (run 36: three d64 consumers on deep non-causal grids) 1.028; v17 (runs 39-40: the LPT
-// walk instead of pairs up to d128) **1.032** (A 0.983 B 0.979 C 1.019 D 1.206; min 0.89), eval 96aa79e88a96.
+// v17 (runs 39-40: the LPT walk) 1.032x FA3; v19 (run 43: D256_O_IN_V) **1.0325** (A 0.988 B 0.977 C 1.020
+// D 1.209; min 0.90, C_s9000_d128_c1), eval a1e304f741c6; its d256 shapes x1.018 over v17's.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
 // Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
-//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (launch,
-//   split choice, head_dim dispatch).
-// Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN,
-//   D128_BN, D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS (consumers at d64); D256_O_IN_V (d256's Q freed
-//   after the last S GEMM, O staged in the V ring: FA3's d256 scheme, run 43); grid PERSISTENT,
-//   CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their
-//   own), PACK_GQA (Packed<Cfg, kTma>: short-query GQA tiles of (position, head) rows, Q/O by TMA boxes when the
-//   group divides 64, else by the consumers); SHORT_KEYS, SPLIT_KV,
-//   SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps, scripts/tile_timeline.py).
-// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2, FA3's multicast CTA pairs (run 19: 0.944 -> 0.777 on the
-//   non-causal d128/d256 shapes, a per-tile cost; the code is at commit 1f6267b).
+//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
+// Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
+//   end of the iteration, run 45), FINALIZE_UNDER_PV (prepared, run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
+//   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
+//   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
+//   timestamps for scripts/tile_timeline.py).
+// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
+//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -85,6 +82,12 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
+#ifndef RESCALE_UNDER_EXP
+#define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
+#endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
+#ifndef FINALIZE_UNDER_PV
+#define FINALIZE_UNDER_PV 0 // @knob FINALIZE_UNDER_PV 0 {0,1}  a tile's row sums, 1/l and lse between the last PV's
+#endif                      // issue and its wait (FA3's order), not after it in the epilogue
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
@@ -146,7 +149,9 @@ struct Cfg {
     static_assert(NWG == 2 || NWG == 3, "two or three consumer warpgroups");
     static_assert(128 * PRODUCER_REGS + 128 * NWG * CONSUMER_REGS <= 65536, "register split over the SM's 64K");
     static constexpr bool PINGPONG = D <= 128;           // FA3: scheduler barriers for head_dim <= 128
-    static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm
+    static constexpr bool RESCALE_BEFORE_PV = D > 128;   // FA3's RescaleOBeforeGemm (d128 too: noise, run 45)
+    // the PV wait and O's rescale among the exponentials (run 45: d128 x1.006, d64 x0.98)
+    static constexpr bool RESCALE_UNDER_EXP_ = RESCALE_UNDER_EXP && D == 128;
     static constexpr int Q_WG_BYTES = 64 * D * 2;          // one consumer's 64 Q rows (reused for O)
     static constexpr int KV_BYTES = BN * D * 2;            // one K or V stage
     // K/V ring depth: 2, FA3's on sm90 (3 where it fits beside one Q buffer lost 1 %: run 15)
@@ -841,6 +846,35 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
     }
 }
 
+// softmax_block in parts (RESCALE_UNDER_EXP): row hf's new max and alpha (returns the max the exponentials
+// subtract), then its exponentials and row sum
+template <class C>
+__device__ __forceinline__ float row_max(const float (&sc)[C::BN / 2], const int hf, float (&m)[2], float (&alpha)[2],
+                                         float scale_log2) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < C::BN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
+    const float ms = (m_new == -INFINITY) ? 0.f : m_new;
+    alpha[hf] = ex2(m[hf] - ms);
+    m[hf] = m_new;
+    return ms;
+}
+template <class C>
+__device__ __forceinline__ void row_exp(float (&sc)[C::BN / 2], const int hf, const float ms, float (&l)[2],
+                                        const float (&alpha)[2], float scale_log2) {
+    float rs = 0.f;
+#pragma unroll
+    for (int j = 0; j < C::BN / 8; ++j) {
+        sc[4 * j + 2 * hf] = ex2(fmaf(sc[4 * j + 2 * hf], scale_log2, -ms));
+        sc[4 * j + 2 * hf + 1] = ex2(fmaf(sc[4 * j + 2 * hf + 1], scale_log2, -ms));
+        rs += sc[4 * j + 2 * hf] + sc[4 * j + 2 * hf + 1];
+    }
+    l[hf] = l[hf] * alpha[hf] + rs;
+}
+
 // P (bf16) as the A fragments of the RS wgmma: k-step kk takes n-tiles 2kk and 2kk+1 (no shuffles).
 template <class C>
 __device__ __forceinline__ void pack_p(const float (&sc)[C::BN / 2], uint32_t (&pa)[C::BN / 16][4]) {
@@ -885,16 +919,10 @@ __device__ __forceinline__ void release_q(const Bars& bar, int wq, int lane) {
 }
 constexpr int kOStageBarrier = 7;   // O_IN_V: every consumer is past its last PV, so the V ring is read no more
 
-// Normalise, write lse from registers, O through a staging buffer (the warpgroup's Q buffer, or O_IN_V's V
-// stage) and a TMA store (one split), or fp32 partial results for the combine kernel (several splits).
-template <class C>
-__device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_o, const Tile& t, const Bars& bar,
-                                         const float (&o)[C::D / 2], const float (&m)[2], const float (&l)[2],
-                                         int wq, int ltid, int warp, int lane, int buf, uint32_t sQw, int q_first,
-                                         int row0, int col0, int& store_pending, uint32_t sO) {
-    constexpr int D = C::D;
+// This thread's two rows at the end of a tile: the row sums over the quad, 1/l and the lse (the epilogue's inputs).
+__device__ __forceinline__ void finalize_rows(const float (&m)[2], const float (&l)[2], float (&inv)[2],
+                                              float (&lse_row)[2]) {
     constexpr float kLn2 = 0.6931471805599453f;
-    float inv[2], lse_row[2];
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
         float lt = l[hf];
@@ -903,6 +931,16 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
         lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
     }
+}
+
+// Normalise, write lse from registers, O through a staging buffer (the warpgroup's Q buffer, or O_IN_V's V
+// stage) and a TMA store (one split), or fp32 partial results for the combine kernel (several splits).
+template <class C>
+__device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_o, const Tile& t, const Bars& bar,
+                                         const float (&o)[C::D / 2], const float (&inv)[2], const float (&lse_row)[2],
+                                         int wq, int ltid, int warp, int lane, int buf, uint32_t sQw, int q_first,
+                                         int row0, int col0, int& store_pending, uint32_t sO) {
+    constexpr int D = C::D;
     if (C::PACK && (!C::PACK_BY_TMA || p.n_splits > 1)) {
         // packed rows: O and lse straight from registers to (b, position, head), the head of each row its own
 #pragma unroll
@@ -1058,6 +1096,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};   // m: running row max, pre-scaled to log2 units
     float alpha[2] = {1.f, 1.f};
+    float inv[2], lse_row[2];                               // finalize_rows' (FINALIZE_UNDER_PV: under the last PV)
     const int buf = tile_iter % C::Q_BUFS;
     sQw += buf * C::NWG * C::Q_WG_BYTES;
 #if TIMELINE
@@ -1111,7 +1150,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             wgmma_fence();
             issue_qk<C>(sc, sQw, sK + s * C::KV_BYTES);
             wgmma_commit();
-            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256: the rescale hides under S_i
+            if constexpr (C::RESCALE_BEFORE_PV) {   // head_dim 256: under S_i
                 fence_regs(o);
                 rescale_o<C>(o, alpha);
                 fence_regs(o);
@@ -1125,6 +1164,24 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             fence_regs(sc);
             if (lane == 0) mbar_arrive(bar.k_empty(s));
             if constexpr (kMask) mask_block<C>(sc, p, n, q_first, row0, col0);
+            if constexpr (C::RESCALE_UNDER_EXP_) {
+                // ptxas (nvcc 13.0) puts the PV wait after every exponential and the 64 FMULs of the rescale in a
+                // block at the end of the iteration (ncu, C_s9000_d128_c1: 134 cycles a block); FA3's SASS waits
+                // after row 0's and rescales among row 1's exponentials, in their MUFU shadow. A never-taken
+                // branch after the wait ends the basic block, so ptxas cannot sink the wait below row 1 (a vote,
+                // so the branch stays warp-uniform: a per-thread one put the descriptors back in vector registers)
+                const float ms0 = row_max<C>(sc, 0, m, alpha, p.scale_log2);
+                const float ms1 = row_max<C>(sc, 1, m, alpha, p.scale_log2);
+                row_exp<C>(sc, 0, ms0, l, alpha, p.scale_log2);
+                wgmma_wait<0>();
+                fence_regs(o);
+                if (lane == 0) mbar_arrive(bar.v_empty(sv));
+                if (__any_sync(0xffffffffu, alpha[0] > 1.f)) __nanosleep(1);   // never (alpha <= 1, or NaN)
+                row_exp<C>(sc, 1, ms1, l, alpha, p.scale_log2);
+                rescale_o<C>(o, alpha);
+                pack_p<C>(sc, pa);
+                return;
+            }
             softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
@@ -1152,12 +1209,21 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         wgmma_fence();
         issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
         wgmma_commit();
+#if FINALIZE_UNDER_PV
+        // under the last PV: a branch on the results ends the basic block, so ptxas cannot sink the shuffles,
+        // the reciprocal and the log below the wait (warp-uniform through the vote; taken only on a NaN/huge lse,
+        // where it costs a nanosleep)
+        finalize_rows(m, l, inv, lse_row);
+        if (__any_sync(0xffffffffu, !(inv[0] >= 0.f && inv[1] >= 0.f && lse_row[0] < 1e30f && lse_row[1] < 1e30f)))
+            __nanosleep(1);
+#endif
         wgmma_wait<0>();
         fence_regs(o);
         if (lane == 0) mbar_arrive(bar.v_empty(sl));
         TL_MARK(4);
     }
     else {
+        if (FINALIZE_UNDER_PV) finalize_rows(m, l, inv, lse_row);
         release_q<C>(bar, wq, lane);
 #if TIMELINE
         for (int i = 1; i < 5; ++i) tl.c[i] = tl.c[0];
@@ -1165,7 +1231,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     }
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
     const uint32_t sO = C::O_IN_V ? sQw + (C::OFF_V - C::OFF_Q) : sQw;   // O_IN_V: 1024-aligned like Q
-    epilogue<C>(p, tm_o, t, bar, o, m, l, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending, sO);
+    if (!FINALIZE_UNDER_PV) finalize_rows(m, l, inv, lse_row);
+    epilogue<C>(p, tm_o, t, bar, o, inv, lse_row, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending,
+                sO);
 #if TIMELINE
     TL_MARK(5);
     if (ltid == 0) tl.write(tile_iter, wq, t.m_block, n_iter);
