@@ -13,9 +13,9 @@
 //   split keys only for grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (H200, device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v17 (runs 39-40: the LPT walk) 1.032x FA3; v19 (run 43: D256_O_IN_V) **1.0325** (A 0.988 B 0.977 C 1.020
-// D 1.209; min 0.90, C_s9000_d128_c1), eval a1e304f741c6; its d256 shapes x1.018 over v17's.
+// Figure (device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
+// v19 (run 43: D256_O_IN_V) 1.0325x FA3 (H200, eval a1e304f741c6); v20 (run 45: RESCALE_UNDER_EXP) 1.032 on an H100
+// (A 0.995 B 0.978 C 1.025 D 1.192, eval 8988e53a4af4); v21 (run 46: FINALIZE_UNDER_PV) x1.005 over v20 (H100).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
@@ -23,7 +23,7 @@
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
-//   end of the iteration, run 45), FINALIZE_UNDER_PV (prepared, run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
+//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
 //   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
 //   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
 //   timestamps for scripts/tile_timeline.py).
@@ -86,8 +86,8 @@
 #define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
 #endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
 #ifndef FINALIZE_UNDER_PV
-#define FINALIZE_UNDER_PV 0 // @knob FINALIZE_UNDER_PV 0 {0,1}  a tile's row sums, 1/l and lse between the last PV's
-#endif                      // issue and its wait (FA3's order), not after it in the epilogue
+#define FINALIZE_UNDER_PV 1 // @knob FINALIZE_UNDER_PV 1 {0,1}  a tile's row sums, 1/l and lse between the last PV's
+#endif                      // issue and its wait (FA3's order; 0: after it, in the epilogue)
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
