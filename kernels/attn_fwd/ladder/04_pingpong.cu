@@ -88,9 +88,6 @@
 #ifndef FINALIZE_UNDER_PV
 #define FINALIZE_UNDER_PV 1 // @knob FINALIZE_UNDER_PV 1 {0,1}  a tile's row sums, 1/l and lse between the last PV's
 #endif                      // issue and its wait (FA3's order; 0: after it, in the epilogue)
-#ifndef MAX_TREE
-#define MAX_TREE 0          // @knob MAX_TREE 0 {0,1}  a row's max over its block as four independent chains, not one
-#endif
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
@@ -849,20 +846,9 @@ constexpr BoolTag<true> kTrue{};
 constexpr BoolTag<false> kFalse{};
 
 // ---- consumer: softmax
-// This thread's part of row hf's max over the block. MAX_TREE: the pairs' maxima go into four accumulators, so the
-// dependent chain that heads every block's compute is ~6 FMNMX deep instead of BN/8 + 1 (ncu, run 47: the loop's
-// stall_wait 29 % of its samples, FMNMX 14 %; SASS: one chain of 17 for row 0 before its first exponential)
+// This thread's part of row hf's max over the block (one chain: four independent ones, run 48, measured no faster)
 template <class C>
 __device__ __forceinline__ float thread_row_max(const float (&sc)[C::BN / 2], const int hf) {
-    if constexpr (MAX_TREE) {
-        float acc[4];
-#pragma unroll
-        for (int j = 0; j < C::BN / 8; ++j) {
-            const float pair = fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]);
-            acc[j & 3] = j < 4 ? pair : fmaxf(acc[j & 3], pair);
-        }
-        return fmaxf(fmaxf(acc[0], acc[1]), fmaxf(acc[2], acc[3]));
-    }
     float mx = -INFINITY;
 #pragma unroll
     for (int j = 0; j < C::BN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]));
@@ -1572,7 +1558,12 @@ int launch(const Call& a, cudaStream_t stream) {
             cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
         if (e != cudaSuccess) return e;
         if constexpr (CAUSAL_PERSIST != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (CAUSAL_LPT_WALK == 2) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
