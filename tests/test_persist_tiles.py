@@ -219,3 +219,28 @@ def test_the_lpt_walk_covers_every_tile_once_in_rounds_of_alternating_direction(
             # tile_of's LPT order: position i is block n-1-i//units of unit i%units
             want = [(n - 1 - i // units, i % units) for i in model.boustrophedon(n * units, grid, c)]
             assert [(m, bh) for _, m, _, bh, *_ in seq] == want, (case, c)
+
+
+@needs_gxx
+def test_the_lpt_walk_over_chunks_of_heads_covers_every_tile_once(walker):
+    """CAUSAL_ORDER 4: the walk over tile_of's chunked LPT order (lpt_units < every unit, a last chunk smaller):
+    each CTA's positions are the boustrophedon's, each position the chunk's longest block first."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("csm", ROOT / "scripts" / "causal_schedule_model.py")
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    cases = [dict(n_mblocks=n, n_splits=1, batch=batch, heads_q=heads, group=1, causal=1, pairs=0, lpt_units=c,
+                  pair_units=0, grid=grid, lpt_walk=1)
+             for n, batch, heads, c, grid in ((64, 2, 16, 4, 132), (8, 3, 5, 4, 11), (71, 2, 16, 6, 132))]
+    for case, ctas in zip(cases, walk(walker, cases)):
+        assert_every_tile_once(case, ctas)
+        n, c, grid = case["n_mblocks"], case["lpt_units"], case["grid"]
+        units = case["batch"] * case["heads_q"]
+
+        def position(i):
+            chunk, r = divmod(i, c * n)
+            size = min(c, units - chunk * c)
+            return n - 1 - r // size, chunk * c + r % size
+        for cta, seq in ctas.items():
+            want = [position(i) for i in model.boustrophedon(n * units, grid, cta)]
+            assert [(m, bh) for _, m, _, bh, *_ in seq] == want, (case, cta)

@@ -72,7 +72,10 @@
 #define CAUSAL_PAIRS 2      // @knob CAUSAL_PAIRS 2 {0,1,2}  causal: a CTA per mirrored query-block pair (2: where the
 #endif                      // LPT walk does not beat them, run 39)
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
+#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3,4}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk,
+#endif                      // 4: chunks of L2_WINDOW_MB of K/V, walked like 3's one order)
+#ifndef L2_WINDOW_MB
+#define L2_WINDOW_MB 16     // @knob L2_WINDOW_MB 16 {16,32}  CAUSAL_ORDER 2/4: the K/V bytes of one chunk's heads
 #endif
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1601,15 +1604,19 @@ int launch(const Call& a, cudaStream_t stream) {
     // 10-head chunks: 159.6 us, measured 160.4; one order 134, measured 146: run 26, C +1.6 %). From 128 blocks
     // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
     if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
-    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
-        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
+    // CAUSAL_ORDER 4: the chunks under 128 blocks too, and walked (run 50's ncu: one order over every head read DRAM
+    // at 45 % of peak where FA3 reads 9-13 %, and ran at 1.54 GHz against FA3's 1.61; the chunks alone, with the
+    // hardware's CTA order instead of the walk, cost the short B grids 6-21 %)
+    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || CAUSAL_ORDER == 4 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
+        const long long heads_fit = kv_head_bytes > 0 ? ((long long)L2_WINDOW_MB << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
     // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
     // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
     // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
-    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
+    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.pack == 1 &&
+        (p.lpt_units == (int)units || (CAUSAL_ORDER == 4 && p.lpt_units > 0)) &&
         p.n_mblocks < 128 && ctas_launched > sms) {
         p.lpt_walk = 1;
         ctas_launched = sms;
