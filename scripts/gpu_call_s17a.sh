@@ -17,5 +17,6 @@ echo "#### edge: v21 through workbench check $(date -u +%T)"
 timeout 150 python3 -m workbench.cli check $K --suite edge > "$OUT/edge_check.log" 2>&1; echo "rc $?"
 grep -E "^(geomean_vs|all_correct|scenarios|flags)|FAIL|failed" "$OUT/edge_check.log" | head -12
 echo "#### ncusrc: v21 on C_s9000_d128_c1 $(date -u +%T)"
-WB_CACHE_RESTORED=1 NCU_JOBS="ours:C_s9000_d128_c1" NCU_TIMEOUT=100 timeout 120 bash scripts/gpu_run.sh ncusrc 2>&1 | tail -45
+WB_CACHE_RESTORED=1 NCU_JOBS="ours:C_s9000_d128_c1" NCU_TIMEOUT=100 timeout 120 \
+  bash scripts/gpu_run.sh ncusrc 2>&1 | tail -45
 echo "#### done $(date -u +%T)"

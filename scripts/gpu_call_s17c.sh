@@ -15,21 +15,23 @@ echo "#### runs 48-49: v21 against MAX_TREE=1 and CAUSAL_LPT_WALK=2 on full $(da
 OUT="$OUT/ab48" timeout 250 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
   --suite kernels/attn_fwd/suites/full.csv --kernels $K "$K:MAX_TREE=1" "$K:CAUSAL_LPT_WALK=2" \
   > "$OUT/ab48/log.txt" 2>&1; echo "rc $?"
-grep -E "FAIL|rror" "$OUT/ab48/log.txt" | head -5; sed -n '/^# geomean/,$p' "$OUT/ab48/log.txt"
+grep -E "FAIL|rror" "$OUT/ab48/log.txt"| head -5
+sed -n '/^# geomean/,$p' "$OUT/ab48/log.txt"
 python3 scripts/ab_ratio.py "$OUT/ab48/ladder_bench.json" --worst 5 | tee "$OUT/ab48/ratios.txt"
 on=""
 for knob in MAX_TREE CAUSAL_LPT_WALK; do
   line=$(grep "^04_pingpong\[$knob=" "$OUT/ab48/ratios.txt" | head -1)
   r=$(echo "$line" | sed -n 's/.* all \([0-9.]*\) (\([0-9]*\)).*/\1 \2/p')
-  if [ -n "$r" ] && python3 -c "import sys; r,n=sys.argv[1].split(); sys.exit(0 if float(r)>=1.003 and int(n)==182 else 1)" "$r"
+  if [ -n "$r" ] && python3 -c "import sys; r,n=sys.argv[1].split()
+sys.exit(0 if float(r)>=1.003 and int(n)==182 else 1)" "$r"
   then on="$on $knob"; fi
 done
 echo "#### knobs kept by the rule:${on:- none} $(date -u +%T)"
 [ -z "$on" ] && { echo "#### no campaign: v21 stays"; exit 0; }
 for knob in $on; do
   case $knob in
-    MAX_TREE) sed -i 's|^#define MAX_TREE 0          // @knob MAX_TREE 0|#define MAX_TREE 1          // @knob MAX_TREE 1|' $K ;;
-    CAUSAL_LPT_WALK) sed -i 's|^#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1|#define CAUSAL_LPT_WALK 2   // @knob CAUSAL_LPT_WALK 2|' $K ;;
+    MAX_TREE) sed -i 's|^#define MAX_TREE 0 |#define MAX_TREE 1 |' $K ;;
+    CAUSAL_LPT_WALK) sed -i 's|^#define CAUSAL_LPT_WALK 1 |#define CAUSAL_LPT_WALK 2 |' $K ;;
   esac
 done
 grep -nE "^#define (MAX_TREE|CAUSAL_LPT_WALK) " $K

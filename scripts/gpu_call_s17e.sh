@@ -9,5 +9,6 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/env.txt"
 WB_CACHE_RESTORED=1 NCU_JOBS="ours:A_d128_c1_s8k fa3:A_d128_c1_s8k ours:C_s9000_d128_c1 fa3:C_s9000_d128_c1" \
-  NCU_TIMEOUT=100 timeout 420 bash scripts/gpu_run.sh ncusrc 2>&1 | grep -E "^== ncusrc|stall samples|top 30" -A3 | head -60
+  NCU_TIMEOUT=100 timeout 420 bash scripts/gpu_run.sh ncusrc 2>&1 \
+  | grep -E "^== ncusrc|stall samples|top 30" -A3 | head -60
 echo "#### done $(date -u +%T)"

@@ -15,6 +15,8 @@ echo "#### run 50: v21 against CAUSAL_ORDER=2 on full's causal shapes $(date -u 
 OUT="$OUT/ab50" timeout 200 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
   --suite kernels/attn_fwd/suites/full.csv --only _c1,D_prefill --kernels $K "$K:CAUSAL_ORDER=2" \
   > "$OUT/ab50/log.txt" 2>&1
-echo "rc $?"; grep -E "FAIL|rror|unsupported" "$OUT/ab50/log.txt" | head -5; sed -n '/^# geomean/,$p' "$OUT/ab50/log.txt"
+echo "rc $?"
+grep -E "FAIL|rror|unsupported" "$OUT/ab50/log.txt"| head -5
+sed -n '/^# geomean/,$p' "$OUT/ab50/log.txt"
 python3 scripts/ab_ratio.py "$OUT/ab50/ladder_bench.json" --worst 6 | tee "$OUT/ab50/ratios.txt"
 echo "#### done $(date -u +%T)"

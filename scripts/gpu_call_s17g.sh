@@ -13,6 +13,8 @@ echo "#### run 51: v21 against CAUSAL_ORDER=4 (16, 32 MB) on full's causal shape
 OUT="$OUT/ab51" timeout 220 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
   --suite kernels/attn_fwd/suites/full.csv --only _c1,D_prefill --kernels $K "$K:CAUSAL_ORDER=4" \
   "$K:CAUSAL_ORDER=4,L2_WINDOW_MB=32" > "$OUT/ab51/log.txt" 2>&1
-echo "rc $?"; grep -E "FAIL|rror|unsupported" "$OUT/ab51/log.txt" | head -5; sed -n '/^# geomean/,$p' "$OUT/ab51/log.txt"
+echo "rc $?"
+grep -E "FAIL|rror|unsupported" "$OUT/ab51/log.txt"| head -5
+sed -n '/^# geomean/,$p' "$OUT/ab51/log.txt"
 python3 scripts/ab_ratio.py "$OUT/ab51/ladder_bench.json" --worst 6 | tee "$OUT/ab51/ratios.txt"
 echo "#### done $(date -u +%T)"

@@ -23,13 +23,12 @@
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
-//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
-//   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
-//   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
-//   timestamps for scripts/tile_timeline.py).
+//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER (4 with
+//   L2_WINDOW_MB: chunks of heads, runs 51-52), CAUSAL_PERSIST, CAUSAL_LPT_WALK (2: from an atomic counter);
+//   MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query GQA tiles of (position, head) rows);
+//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps for scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_LPT_WALK 2 (the walk
-//   from an atomic counter, run 49, 7a42bb5).
+//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -81,7 +80,7 @@
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
 #ifndef CAUSAL_LPT_WALK
-#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1,2}  unpaired LPT grids < 128 blocks persistent (boustrophedon;
+#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1,2}  unpaired LPT grids < 128 blocks walked (boustrophedon;
 #endif                      // 2: the same order handed out at run time by an atomic counter, FA3's scheduler)
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
@@ -611,7 +610,9 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
         if (tile >= 0) body(tile_of(p, tile), k++);
     }
 }
+#endif
 
+#if CAUSAL_PERSIST
 // CAUSAL_LPT_WALK 2: the LPT order handed out at run time, FA3's dynamic persistent scheduler: a CTA starts on tile
 // blockIdx.x and then takes the counter's next index, fetched one tile ahead so the atomic's latency hides under a
 // tile. The producer writes each tile's index beside its Q buffer before the Q barrier's arrive (the consumers read it
