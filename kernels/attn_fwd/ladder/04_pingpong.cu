@@ -24,7 +24,8 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
 //   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER (4 with
-//   L2_WINDOW_MB: chunks of heads, runs 51-52), CAUSAL_PERSIST, CAUSAL_LPT_WALK (2: from an atomic counter);
+//   L2_WINDOW_MB: chunks of heads, runs 51-52), DYN_CHUNKS (prepared, run 53), CAUSAL_PERSIST, CAUSAL_LPT_WALK (2: from
+//   an atomic counter);
 //   MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query GQA tiles of (position, head) rows);
 //   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps for scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
@@ -75,6 +76,12 @@
 #endif                      // 4: chunks of L2_WINDOW_MB of K/V, walked like 3's one order)
 #ifndef L2_WINDOW_MB
 #define L2_WINDOW_MB 16     // @knob L2_WINDOW_MB 16 {16,32}  CAUSAL_ORDER 2/4: the K/V bytes of one chunk's heads
+#endif
+#ifndef DYN_CHUNKS
+#define DYN_CHUNKS 0        // @knob DYN_CHUNKS 0 {0,1}  deep causal grids: chunks of DYN_CHUNK_MB of K/V, handed out
+#endif                      // by the atomic counter (run 52's gainers), every other grid as v21
+#ifndef DYN_CHUNK_MB
+#define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1567,7 +1574,7 @@ int launch(const Call& a, cudaStream_t stream) {
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
-        if constexpr (CAUSAL_LPT_WALK == 2) {
+        if constexpr (CAUSAL_LPT_WALK == 2 || DYN_CHUNKS) {
             e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
@@ -1691,6 +1698,18 @@ int launch(const Call& a, cudaStream_t stream) {
         p.lpt_walk = CAUSAL_LPT_WALK;
         ctas_launched = sms;
     }
+    // DYN_CHUNKS: where the K/V pass DYN_CHUNK_MB and the walk has >= 12 tiles per SM, LPT inside chunks of heads
+    // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
+    // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
+    // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
+    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && (long long)p.n_mblocks * units >= 12LL * sms) {
+        const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
+        const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
+        if (c < units) {
+            p.lpt_units = (int)c;
+            p.lpt_walk = 2;
+        }
+    }
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
@@ -1705,7 +1724,7 @@ int launch(const Call& a, cudaStream_t stream) {
         if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk == 1))
             attn_wgmma_kernel<C, 1><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
                                                                                                p);
-        if constexpr (CAUSAL_LPT_WALK == 2) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
+        if constexpr (CAUSAL_LPT_WALK == 2 || DYN_CHUNKS) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
             attn_wgmma_kernel<C, 2><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
                                                                                                p);
     }
