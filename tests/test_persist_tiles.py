@@ -176,11 +176,11 @@ def test_producer_and_consumers_take_their_tiles_from_the_same_walk():
 @needs_nvcc
 @pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32"], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1"],
                                      ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=1"],
-                                     ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=2", "-DCAUSAL_ORDER=4"]])
+                                     ["-DCAUSAL_PERSIST=32", "-DDYN_CHUNKS=1"]])
 def test_causal_persist_build_spills_nothing(tmp_path, defines):
     """Before cta_walk fixed its trip count every instantiation spilled 48-108 bytes (stores) in the producer. Each
     configuration has two kernels here: the plain loop (i0, the default build's code) and the walk (i1); the
-    atomic counter's walk (i2, CAUSAL_LPT_WALK 2) a third."""
+    atomic counter's walk (i2, DYN_CHUNKS) a third."""
     build = subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin",
                             "-Xptxas", "-v", *defines, "-o", str(tmp_path / "k.cubin"), str(KERNEL)],
                            capture_output=True, text=True, timeout=600)
@@ -193,7 +193,7 @@ def test_causal_persist_build_spills_nothing(tmp_path, defines):
             spills[kernel] = tuple(map(int, re.findall(r"(\d+) bytes spill", line)))
     # (Cfg64, Cfg64c, Cfg64w3, Cfg64s, Cfg128, Cfg128c, Cfg128s, Cfg256) x (b0, b1), and PACK_GQA's
     # Packed<Cfg, kTma> (b0) for kTma false (the consumers load Q) and true (TMA boxes)
-    assert len(spills) == (40 if "-DCAUSAL_LPT_WALK=2" in defines else 32), spills
+    assert len(spills) == (40 if "-DDYN_CHUNKS=1" in defines else 32), spills
     if "-DTIMELINE=1" in defines:
         # the diagnostics build's d256 consumer (its clock marks live across the loop) spills 4-44 bytes since
         # v13's peeled mask loop (clean-clone CI, 2026-12-03); its timings are instrumented anyway. No other may
@@ -227,7 +227,7 @@ def test_the_lpt_walk_covers_every_tile_once_in_rounds_of_alternating_direction(
 
 @needs_gxx
 def test_the_lpt_walk_over_chunks_of_heads_covers_every_tile_once(walker):
-    """CAUSAL_ORDER 4: the walk over tile_of's chunked LPT order (lpt_units < every unit, a last chunk smaller):
+    """The walk over tile_of's chunked LPT order (lpt_units < every unit, a last chunk smaller; run 51 measured it):
     each CTA's positions are the boustrophedon's, each position the chunk's longest block first."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("csm", ROOT / "scripts" / "causal_schedule_model.py")

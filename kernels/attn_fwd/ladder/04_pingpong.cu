@@ -23,13 +23,13 @@
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
-//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER (4 with
-//   L2_WINDOW_MB: chunks of heads, runs 51-52), DYN_CHUNKS (prepared, run 53), CAUSAL_PERSIST, CAUSAL_LPT_WALK (2: from
-//   an atomic counter);
+//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
+//   CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS (deep causal grids: chunks of heads from an atomic counter, run 53);
 //   MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query GQA tiles of (position, head) rows);
 //   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps for scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a).
+//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
+//   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -72,10 +72,7 @@
 #define CAUSAL_PAIRS 2      // @knob CAUSAL_PAIRS 2 {0,1,2}  causal: a CTA per mirrored query-block pair (2: where the
 #endif                      // LPT walk does not beat them, run 39)
 #ifndef CAUSAL_ORDER
-#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3,4}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk,
-#endif                      // 4: chunks of L2_WINDOW_MB of K/V, walked like 3's one order)
-#ifndef L2_WINDOW_MB
-#define L2_WINDOW_MB 16     // @knob L2_WINDOW_MB 16 {16,32}  CAUSAL_ORDER 2/4: the K/V bytes of one chunk's heads
+#define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
 #ifndef DYN_CHUNKS
 #define DYN_CHUNKS 0        // @knob DYN_CHUNKS 0 {0,1}  deep causal grids: chunks of DYN_CHUNK_MB of K/V, handed out
@@ -87,8 +84,8 @@
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
 #ifndef CAUSAL_LPT_WALK
-#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1,2}  unpaired LPT grids < 128 blocks walked (boustrophedon;
-#endif                      // 2: the same order handed out at run time by an atomic counter, FA3's scheduler)
+#define CAUSAL_LPT_WALK 1   // @knob CAUSAL_LPT_WALK 1 {0,1}  unpaired LPT grids < 128 blocks persistent (boustrophedon)
+#endif
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
@@ -620,7 +617,7 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
 #endif
 
 #if CAUSAL_PERSIST
-// CAUSAL_LPT_WALK 2: the LPT order handed out at run time, FA3's dynamic persistent scheduler: a CTA starts on tile
+// DYN_CHUNKS' walk: the LPT order handed out at run time, FA3's dynamic persistent scheduler: a CTA starts on tile
 // blockIdx.x and then takes the counter's next index, fetched one tile ahead so the atomic's latency hides under a
 // tile. The producer writes each tile's index beside its Q buffer before the Q barrier's arrive (the consumers read it
 // after their wait on that barrier), and -1 after the last. The counter is process-wide, like the split workspace
@@ -686,7 +683,7 @@ struct Bars {
     __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 24 * buf + 8 * w; }
     __device__ uint32_t q_empty(int buf, int w) const { return base + 144 + 24 * buf + 8 * w; }   // O stored
     __device__ uint32_t o_empty() const { return base + 192; }   // O_IN_V: every consumer's O store has read its stage
-    __device__ uint32_t tile_slot(int buf) const { return base + 200 + 4 * buf; }   // CAUSAL_LPT_WALK 2: Q buf's tile
+    __device__ uint32_t tile_slot(int buf) const { return base + 200 + 4 * buf; }   // DYN_CHUNKS: Q buf's tile
 };
 
 // Ring slot and phase of the i-th key block a CTA streams (i counts over all its tiles).
@@ -1289,7 +1286,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
-// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (CAUSAL_LPT_WALK 2):
+// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (DYN_CHUNKS):
 // through the walk counter. Each its own instantiation, so
 // every other grid runs the default build's code (run 27: in one function with the plain loop it cost the
 // non-causal shapes 1.4 % and the small ones up to 4 %)
@@ -1574,7 +1571,7 @@ int launch(const Call& a, cudaStream_t stream) {
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
-        if constexpr (CAUSAL_LPT_WALK == 2 || DYN_CHUNKS) {
+        if constexpr (DYN_CHUNKS) {
             e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
@@ -1681,21 +1678,17 @@ int launch(const Call& a, cudaStream_t stream) {
     // 10-head chunks: 159.6 us, measured 160.4; one order 134, measured 146: run 26, C +1.6 %). From 128 blocks
     // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
     if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
-    // CAUSAL_ORDER 4: the chunks under 128 blocks too, and walked (run 50's ncu: one order over every head read DRAM
-    // at 45 % of peak where FA3 reads 9-13 %, and ran at 1.54 GHz against FA3's 1.61; the chunks alone, with the
-    // hardware's CTA order instead of the walk, cost the short B grids 6-21 %)
-    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || CAUSAL_ORDER == 4 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
-        const long long heads_fit = kv_head_bytes > 0 ? ((long long)L2_WINDOW_MB << 20) / kv_head_bytes : units;
+    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
+        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
     // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
     // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
     // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
-    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.pack == 1 &&
-        (p.lpt_units == (int)units || (CAUSAL_ORDER == 4 && p.lpt_units > 0)) &&
+    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
         p.n_mblocks < 128 && ctas_launched > sms) {
-        p.lpt_walk = CAUSAL_LPT_WALK;
+        p.lpt_walk = 1;
         ctas_launched = sms;
     }
     // DYN_CHUNKS: where the K/V pass DYN_CHUNK_MB and the walk has >= 12 tiles per SM, LPT inside chunks of heads
@@ -1724,7 +1717,7 @@ int launch(const Call& a, cudaStream_t stream) {
         if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk == 1))
             attn_wgmma_kernel<C, 1><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
                                                                                                p);
-        if constexpr (CAUSAL_LPT_WALK == 2 || DYN_CHUNKS) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
+        if constexpr (DYN_CHUNKS) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
             attn_wgmma_kernel<C, 2><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
                                                                                                p);
     }
