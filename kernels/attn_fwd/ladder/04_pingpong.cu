@@ -80,6 +80,13 @@
 #ifndef DYN_CHUNK_MB
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
+#ifndef DYN_MAX_GROUP
+#define DYN_MAX_GROUP 64    // @knob DYN_MAX_GROUP 64 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
+#endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
+#ifndef DYN_LONG
+#define DYN_LONG 0          // @knob DYN_LONG 0 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
+#endif                      // tiles from the counter (same chunked order) instead of a CTA launched per tile
+#define DYN_WALK (DYN_CHUNKS || DYN_LONG)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -1571,7 +1578,7 @@ int launch(const Call& a, cudaStream_t stream) {
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
-        if constexpr (DYN_CHUNKS) {
+        if constexpr (DYN_WALK) {
             e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
@@ -1695,13 +1702,21 @@ int launch(const Call& a, cudaStream_t stream) {
     // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
     // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
     // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
-    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && (long long)p.n_mblocks * units >= 12LL * sms) {
+    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && p.group <= DYN_MAX_GROUP &&
+        (long long)p.n_mblocks * units >= 12LL * sms) {
         const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
         const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
         if (c < units) {
             p.lpt_units = (int)c;
             p.lpt_walk = 2;
         }
+    }
+    // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile today, its start and the previous one's
+    // end unhidden: ~2-4 % of a 16k tile) walked by one CTA per SM through the counter, in the same order
+    if (DYN_LONG && CAUSAL_PERSIST && a.causal && !p.pairs && p.pack == 1 && p.lpt_units > 0 && p.lpt_walk == 0 &&
+        splits == 1 && ctas_launched > sms) {
+        p.lpt_walk = 2;
+        ctas_launched = sms;
     }
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
@@ -1717,7 +1732,7 @@ int launch(const Call& a, cudaStream_t stream) {
         if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk == 1))
             attn_wgmma_kernel<C, 1><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
                                                                                                p);
-        if constexpr (DYN_CHUNKS) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
+        if constexpr (DYN_WALK) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
             attn_wgmma_kernel<C, 2><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
                                                                                                p);
     }
