@@ -75,16 +75,16 @@
 #define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
 #ifndef DYN_CHUNKS
-#define DYN_CHUNKS 0        // @knob DYN_CHUNKS 0 {0,1}  deep causal grids: chunks of DYN_CHUNK_MB of K/V, handed out
+#define DYN_CHUNKS 1        // @knob DYN_CHUNKS 1 {0,1}  deep causal grids: chunks of DYN_CHUNK_MB of K/V, handed out
 #endif                      // by the atomic counter (run 52's gainers), every other grid as v21
 #ifndef DYN_CHUNK_MB
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
 #ifndef DYN_MAX_GROUP
-#define DYN_MAX_GROUP 64    // @knob DYN_MAX_GROUP 64 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
+#define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
 #endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
 #ifndef DYN_LONG
-#define DYN_LONG 0          // @knob DYN_LONG 0 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
+#define DYN_LONG 1          // @knob DYN_LONG 1 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
 #endif                      // tiles from the counter (same chunked order) instead of a CTA launched per tile
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG)
 #ifndef CAUSAL_PERSIST
@@ -1711,10 +1711,11 @@ int launch(const Call& a, cudaStream_t stream) {
             p.lpt_walk = 2;
         }
     }
-    // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile today, its start and the previous one's
-    // end unhidden: ~2-4 % of a 16k tile) walked by one CTA per SM through the counter, in the same order
-    if (DYN_LONG && CAUSAL_PERSIST && a.causal && !p.pairs && p.pack == 1 && p.lpt_units > 0 && p.lpt_walk == 0 &&
-        splits == 1 && ctas_launched > sms) {
+    // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile, its start and the previous one's end
+    // unhidden) walked by one CTA per SM through the counter, in the same order, up to d128 (run 54: B d128 16k-32k
+    // +2-7 %; A_d256_c1_s16k -13 %, B_h16x8_d256_c1_s16k -2..-6 %)
+    if (DYN_LONG && CAUSAL_PERSIST && C::D <= 128 && a.causal && !p.pairs && p.pack == 1 && p.lpt_units > 0 &&
+        p.lpt_walk == 0 && splits == 1 && ctas_launched > sms) {
         p.lpt_walk = 2;
         ctas_launched = sms;
     }
