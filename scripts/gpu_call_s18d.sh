@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 18, call 4: run 56, run 55 again with the rule on the shapes whose code differs. Run 55: the v22
-# candidate (DYN_CHUNKS=1 with DYN_MAX_GROUP=1: run 53's chunks only without GQA;
+# candidate (DYN_CHUNKS=1 with DYN_MAX_GROUP=1: run 53's chunks only without GQA; DYN_LONG=1 up to d128) between
+# two copies of v21 on full
 # (v21, v22, v21 again: run 54's reverse pass moved identical code up to 10 % by its place in the order). Prediction:
 # x1.003-1.004 over both copies (A_d64_c1_s2k-8k +5-9 %, A_d128_c1_s8k +5 %, the d128 16k-32k B shapes +2-5 %).
 # run 55: over the copies 1.0025 and 1.0003 (the copies, identical code, 1.0022 apart: the order's drift), the 22
