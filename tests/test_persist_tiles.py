@@ -173,9 +173,12 @@ def test_producer_and_consumers_take_their_tiles_from_the_same_walk():
     assert kernel.count("walk_fetch()") == 2 and "ld_shared_s32(bar.tile_slot(buf))" in kernel
 
 
+NO_DYN = ["-DDYN_CHUNKS=0", "-DDYN_LONG=0"]   # without the counter's walk: no kWalk 2 instantiation
+
+
 @needs_nvcc
-@pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32"], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1"],
-                                     ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=1"],
+@pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32", *NO_DYN], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1", *NO_DYN],
+                                     ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=1", *NO_DYN],
                                      ["-DCAUSAL_PERSIST=32", "-DDYN_CHUNKS=1"]])
 def test_causal_persist_build_spills_nothing(tmp_path, defines):
     """Before cta_walk fixed its trip count every instantiation spilled 48-108 bytes (stores) in the producer. Each
