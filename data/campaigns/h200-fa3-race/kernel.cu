@@ -24,11 +24,12 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
 //   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
-//   CAUSAL_PERSIST, CAUSAL_LPT_WALK; MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query
-//   GQA tiles of (position, head) rows); SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile
-//   timestamps for scripts/tile_timeline.py).
+//   CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS (deep causal grids: chunks of heads from an atomic counter, run 53);
+//   MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query GQA tiles of (position, head) rows);
+//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps for scripts/tile_timeline.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf).
+//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
+//   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -73,6 +74,19 @@
 #ifndef CAUSAL_ORDER
 #define CAUSAL_ORDER 3      // @knob CAUSAL_ORDER 3 {0,1,2,3}  unpaired LPT (1: K/V in L2, 2: chunks, 3: one <128 blk)
 #endif
+#ifndef DYN_CHUNKS
+#define DYN_CHUNKS 1        // @knob DYN_CHUNKS 1 {0,1}  deep causal grids: chunks of DYN_CHUNK_MB of K/V, handed out
+#endif                      // by the atomic counter (run 52's gainers), every other grid as v21
+#ifndef DYN_CHUNK_MB
+#define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
+#endif
+#ifndef DYN_MAX_GROUP
+#define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
+#endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
+#ifndef DYN_LONG
+#define DYN_LONG 1          // @knob DYN_LONG 1 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
+#endif                      // tiles from the counter (same chunked order) instead of a CTA launched per tile
+#define DYN_WALK (DYN_CHUNKS || DYN_LONG)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -609,6 +623,34 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
 }
 #endif
 
+#if CAUSAL_PERSIST
+// DYN_CHUNKS' walk: the LPT order handed out at run time, FA3's dynamic persistent scheduler: a CTA starts on tile
+// blockIdx.x and then takes the counter's next index, fetched one tile ahead so the atomic's latency hides under a
+// tile. The producer writes each tile's index beside its Q buffer before the Q barrier's arrive (the consumers read it
+// after their wait on that barrier), and -1 after the last. The counter is process-wide, like the split workspace
+// (one launch at a time per process): the last CTA to finish fetching puts it back to 0 for the next launch.
+__device__ int g_walk_next = 0;
+__device__ unsigned g_walk_done = 0;
+// (through a one-lane shfl: ptxas then keeps the index in a uniform register; a plain one spilled the 24-register
+// producer, 80-164 bytes in every instantiation)
+__device__ __forceinline__ int walk_fetch() { return __shfl_sync(1u, atomicAdd(&g_walk_next, 1), 0) + (int)gridDim.x; }
+__device__ __forceinline__ void walk_finish() {
+    __threadfence();   // this CTA's fetches before its count
+    if (atomicAdd(&g_walk_done, 1u) == gridDim.x - 1) {
+        atomicExch(&g_walk_next, 0);
+        atomicExch(&g_walk_done, 0u);
+    }
+}
+#endif
+__device__ __forceinline__ void st_shared_s32(uint32_t a, int v) {
+    asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ int ld_shared_s32(uint32_t a) {
+    int v;
+    asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(a) : "memory");
+    return v;
+}
+
 // PACK_BY_TMA's packs divide 64, so a packed row's position and head are a shift and a mask (divisions spilled the
 // d256 consumer)
 __device__ __forceinline__ int pack_log2(const Params& p) { return __ffs(p.pack) - 1; }
@@ -648,6 +690,7 @@ struct Bars {
     __device__ uint32_t q_full(int buf, int w) const { return base + 96 + 24 * buf + 8 * w; }
     __device__ uint32_t q_empty(int buf, int w) const { return base + 144 + 24 * buf + 8 * w; }   // O stored
     __device__ uint32_t o_empty() const { return base + 192; }   // O_IN_V: every consumer's O store has read its stage
+    __device__ uint32_t tile_slot(int buf) const { return base + 200 + 4 * buf; }   // DYN_CHUNKS: Q buf's tile
 };
 
 // Ring slot and phase of the i-th key block a CTA streams (i counts over all its tiles).
@@ -686,7 +729,7 @@ template <class C>
 __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q, const CUtensorMap* tm_k,
                                         const CUtensorMap* tm_v,
                                         const Tile& t, int2 range, int it, int tile_iter, uint32_t sQ, uint32_t sK,
-                                        uint32_t sV, const Bars& bar) {
+                                        uint32_t sV, const Bars& bar, int walk_tile = -1) {
     const int n_iter = range.y - range.x;
     // O_IN_V: the V ring holds the previous tile's O until its stores have read it. Waited once in every tile but
     // the first, before its first V load (or after its Q when no V comes): the consumers free the barrier's next
@@ -701,6 +744,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
 #pragma unroll
     for (int w = 0; w < C::NWG && (!C::PACK || C::PACK_BY_TMA); ++w) {   // packed without TMA: the consumers load Q
         mbar_wait(bar.q_empty(buf, w), q_phase ^ 1);
+        if (walk_tile >= 0 && w == 0) st_shared_s32(bar.tile_slot(buf), walk_tile);   // before the arrive below
         mbar_expect_tx(bar.q_full(buf, w), C::Q_WG_BYTES);
         const uint32_t dst = sQ + (C::NWG * buf + w) * C::Q_WG_BYTES;
         if constexpr (C::PACK) {   // rows (position, head): 64 / pack positions of the KV head's pack query heads
@@ -818,6 +862,15 @@ constexpr BoolTag<true> kTrue{};
 constexpr BoolTag<false> kFalse{};
 
 // ---- consumer: softmax
+// This thread's part of row hf's max over the block (one chain: four independent ones, run 48, measured no faster)
+template <class C>
+__device__ __forceinline__ float thread_row_max(const float (&sc)[C::BN / 2], const int hf) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < C::BN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]));
+    return mx;
+}
+
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
 // max, alpha = exp2(old max - new max), and p = exp2(s * scale - max) in place of the scores.
 template <class C>
@@ -825,9 +878,7 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
                                               float scale_log2) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < C::BN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]));
+        float mx = thread_row_max<C>(sc, hf);
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         // pre-scaled running max: an unchanged max gives alpha == 1 exactly (see 02's header)
@@ -851,9 +902,7 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
 template <class C>
 __device__ __forceinline__ float row_max(const float (&sc)[C::BN / 2], const int hf, float (&m)[2], float (&alpha)[2],
                                          float scale_log2) {
-    float mx = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < C::BN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[4 * j + 2 * hf], sc[4 * j + 2 * hf + 1]));
+    float mx = thread_row_max<C>(sc, hf);
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
@@ -1244,10 +1293,11 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
-// kWalk (CAUSAL_PERSIST's persistent paired grids only): the tiles through cta_walk. Its own instantiation, so
+// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (DYN_CHUNKS):
+// through the walk counter. Each its own instantiation, so
 // every other grid runs the default build's code (run 27: in one function with the plain loop it cost the
 // non-causal shapes 1.4 % and the small ones up to 4 %)
-template <class C, bool kWalk = false>
+template <class C, int kWalk = 0>
 __global__ void __launch_bounds__(C::THREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                   const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
@@ -1289,7 +1339,26 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (threadIdx.x == 0) {
             int it = 0;
 #if CAUSAL_PERSIST
-            if constexpr (kWalk) {
+            if constexpr (kWalk == 2) {
+                int tile = blockIdx.x, next = walk_fetch(), k = 0;
+                for (; tile < n_tiles; ++k) {
+                    const Tile t = tile_of(p, tile);
+                    const int2 range = key_blocks<C>(p, t.m_block, t.split);
+                    produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar, tile);
+                    it += max(0, range.y - range.x);
+                    tile = next;
+                    if (tile < n_tiles) next = walk_fetch();
+                }
+                // the end: -1 in the next Q buffer's slot, once its last tile's consumers have let it go (an
+                // arrive before that would complete a phase they still wait for)
+                const int buf = k % C::Q_BUFS;
+#pragma unroll
+                for (int w = 0; w < C::NWG; ++w) mbar_wait(bar.q_empty(buf, w), ((k / C::Q_BUFS) & 1) ^ 1);
+                st_shared_s32(bar.tile_slot(buf), -1);
+#pragma unroll
+                for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
+                walk_finish();
+            } else if constexpr (kWalk == 1) {
                 cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                     const int2 range = key_blocks<C>(p, t.m_block, t.split);
                     produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k, sQ, sK, sV, bar);
@@ -1311,7 +1380,18 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
 #if CAUSAL_PERSIST
-        if constexpr (kWalk) {
+        if constexpr (kWalk == 2) {
+            for (int k = 0;; ++k) {
+                const int buf = k % C::Q_BUFS;
+                mbar_wait(bar.q_full(buf, wq), (k / C::Q_BUFS) & 1);
+                const int tile = __shfl_sync(0xffffffffu, ld_shared_s32(bar.tile_slot(buf)), 0);
+                if (tile < 0) break;
+                const Tile t = tile_of(p, tile);
+                const int2 range = key_blocks<C>(p, t.m_block, t.split);
+                consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
+                it += max(0, range.y - range.x);
+            }
+        } else if constexpr (kWalk == 1) {
             cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                 const int2 range = key_blocks<C>(p, t.m_block, t.split);
                 consume<C>(p, &tm_o, t, range, it, k, wq, sQ + wq * C::Q_WG_BYTES, sK, sV, bar, store_pending);
@@ -1494,7 +1574,12 @@ int launch(const Call& a, cudaStream_t stream) {
             cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
         if (e != cudaSuccess) return e;
         if constexpr (CAUSAL_PERSIST != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (DYN_WALK) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      C::SMEM);
             if (e != cudaSuccess) return e;
         }
@@ -1613,6 +1698,27 @@ int launch(const Call& a, cudaStream_t stream) {
         p.lpt_walk = 1;
         ctas_launched = sms;
     }
+    // DYN_CHUNKS: where the K/V pass DYN_CHUNK_MB and the walk has >= 12 tiles per SM, LPT inside chunks of heads
+    // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
+    // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
+    // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
+    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && p.group <= DYN_MAX_GROUP &&
+        (long long)p.n_mblocks * units >= 12LL * sms) {
+        const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
+        const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
+        if (c < units) {
+            p.lpt_units = (int)c;
+            p.lpt_walk = 2;
+        }
+    }
+    // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile, its start and the previous one's end
+    // unhidden) walked by one CTA per SM through the counter, in the same order, up to d128 (run 54: B d128 16k-32k
+    // +2-7 %; A_d256_c1_s16k -13 %, B_h16x8_d256_c1_s16k -2..-6 %)
+    if (DYN_LONG && CAUSAL_PERSIST && C::D <= 128 && a.causal && !p.pairs && p.pack == 1 && p.lpt_units > 0 &&
+        p.lpt_walk == 0 && splits == 1 && ctas_launched > sms) {
+        p.lpt_walk = 2;
+        ctas_launched = sms;
+    }
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
@@ -1624,9 +1730,12 @@ int launch(const Call& a, cudaStream_t stream) {
                 tm_q, tm_k, tm_v, tm_o, p);
     }
     if constexpr (CAUSAL_PERSIST != 0) {
-        if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk))
-            attn_wgmma_kernel<C, true><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v,
-                                                                                                  tm_o, p);
+        if (p.pack == 1 && (p.pair_units > 0 || p.lpt_walk == 1))
+            attn_wgmma_kernel<C, 1><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
+                                                                                               p);
+        if constexpr (DYN_WALK) if (p.pack == 1 && p.pair_units == 0 && p.lpt_walk == 2)
+            attn_wgmma_kernel<C, 2><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o,
+                                                                                               p);
     }
     if (p.pack == 1 && p.pair_units == 0 && !p.lpt_walk)
         attn_wgmma_kernel<C><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(tm_q, tm_k, tm_v, tm_o, p);
