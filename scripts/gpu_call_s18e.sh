@@ -16,7 +16,8 @@ for i in 1; do
   echo "#### repeat $i: E_d256 and the q4097 shapes, v22 and v21 $(date -u +%T)"
   OUT="$OUT/rep/$i" timeout 75 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 1 --reps 40 --cap 0.3 \
     --suite $E --only E_d256,q4097 --kernels $K "$K:DYN_CHUNKS=0,DYN_LONG=0" > "$OUT/rep/log$i.txt" 2>&1
-  echo "rc $?"; grep -E "FAIL|rror|imeout" "$OUT/rep/log$i.txt" | head -5; grep -E "^(04|kernel)" "$OUT/rep/log$i.txt" | tail -3
+  echo "rc $?"; grep -E "FAIL|rror|imeout" "$OUT/rep/log$i.txt" | head -5
+  grep -E "^(04|kernel)" "$OUT/rep/log$i.txt" | tail -3
 done
 echo "#### edge: v22 through workbench check $(date -u +%T)"
 timeout 150 python3 -m workbench.cli check $K --suite edge > "$OUT/edge_check.log" 2>&1; echo "rc $?"

@@ -61,7 +61,7 @@ def parse_spec(spec):
 
 def build(k):
     os.makedirs(BUILD_DIR, exist_ok=True)
-    so = os.path.join(BUILD_DIR, re.sub(r"[^A-Za-z0-9_.-]", "_", k["label"]) + ".so")
+    so = k["so"] = os.path.join(BUILD_DIR, re.sub(r"[^A-Za-z0-9_.-]", "_", k["label"]) + ".so")
     cmd = ["nvcc", *NVCC_FLAGS, *[f"-D{d}" for d in k["overrides"]], "-o", so, k["path"]]
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)

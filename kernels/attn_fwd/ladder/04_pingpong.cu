@@ -14,19 +14,18 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v19 (run 43: D256_O_IN_V) 1.0325x FA3 (H200, eval a1e304f741c6); v20 (run 45: RESCALE_UNDER_EXP) 1.032 on an H100
-// (A 0.995 B 0.978 C 1.025 D 1.192, eval 8988e53a4af4); v21 (run 46: FINALIZE_UNDER_PV) x1.005 over v20 (H100).
+// v21 (run 47) 1.0456x FA3 (H200, eval 472824c8c0da: A 1.000 B 0.990 C 1.035 D 1.221); v22 (DYN_CHUNKS, DYN_LONG,
+// run 56) 1.0380 on an H100 (eval 08e88c3cb824), x1.02 over v21 on the 22 shapes it reaches. Edge: see run 57.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
-// Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
+// Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
-//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
-//   CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS (deep causal grids: chunks of heads from an atomic counter, run 53);
-//   MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query GQA tiles of (position, head) rows);
-//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps for scripts/tile_timeline.py).
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
+//   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, EMPTY_SOLO (d256
+//   grids with keyless tiles one tile per CTA, run 57); MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES,
+//   MAX_SPLITS. Diagnostics: TIMELINE=1 (scripts/tile_timeline.py), WATCHDOG=1 (scripts/hang_probe.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
 //   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
@@ -108,6 +107,12 @@
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
+#ifndef WATCHDOG
+#define WATCHDOG 0          // diagnostics only: progress marks and stalled waits in host memory (scripts/hang_probe.py)
+#endif
+#ifndef EMPTY_SOLO
+#define EMPTY_SOLO 1        // @knob EMPTY_SOLO 1 {0,1}  d256 (O staged in V): grids with tiles that see no key run one
+#endif                      // tile per CTA (run 57: the d256 walk over such tiles hung on H100s, 3 of 3 tries)
 #ifndef SPLIT_WAVES
 #define SPLIT_WAVES 1       // @knob SPLIT_WAVES 1 {0,1}  1: split the keys only when the grid is under one wave
 #endif
@@ -213,9 +218,65 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// ---- watchdog (WATCHDOG=1 builds only): words in mapped host memory that the host reads while a launch hangs
+// (attn_watchdog_open; scripts/hang_probe.py): per (CTA < 1024, warpgroup) its last progress mark, tile << 8 |
+// point (WD_MARK), then a count and up to 64 records of waits stuck for over a second (CTA, thread, barrier
+// address, parity, the barrier's raw 64-bit state). Plain stores only: PCIe has no atomics into host memory.
+#if WATCHDOG
+constexpr int kWdCtas = 1024, kWdRecords = 64, kWdRecordWords = 8, kWdCount = 4 * kWdCtas;
+__device__ uint32_t* g_wd;
+__device__ unsigned g_wd_n;
+__device__ __forceinline__ uint64_t wd_now() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void wd_mark(int tile, int point) {
+    if (g_wd && blockIdx.x < kWdCtas && (threadIdx.x & 127) == 0)
+        reinterpret_cast<volatile uint32_t*>(g_wd)[4 * blockIdx.x + threadIdx.x / 128] = (uint32_t)(tile << 8 | point);
+}
+__device__ __noinline__ void wd_stuck(uint32_t bar, uint32_t parity) {
+    uint64_t state;
+    asm volatile("ld.shared.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+    const unsigned i = atomicAdd(&g_wd_n, 1u);
+    volatile uint32_t* w = g_wd;
+    if (i < kWdRecords) {
+        volatile uint32_t* r = w + kWdCount + 1 + kWdRecordWords * i;
+        r[0] = blockIdx.x; r[1] = threadIdx.x; r[2] = bar; r[3] = parity;
+        r[4] = (uint32_t)state; r[5] = (uint32_t)(state >> 32);
+    }
+    w[kWdCount] = i + 1;
+    __threadfence_system();
+}
+// the same CTA and warpgroup's word, its tile kept (the epilogue does not know it)
+__device__ __forceinline__ void wd_point(int point) {
+    if (g_wd && blockIdx.x < kWdCtas && (threadIdx.x & 127) == 0) {
+        volatile uint32_t* w = g_wd + 4 * blockIdx.x + threadIdx.x / 128;
+        *w = (*w & ~0xffu) | (uint32_t)point;
+    }
+}
+#define WD_MARK(tile, point) wd_mark(tile, point)
+#define WD_POINT(point) wd_point(point)
+#else
+#define WD_MARK(tile, point) ((void)0)
+#define WD_POINT(point) ((void)0)
+#endif
+
 // try_wait with a suspend-time hint (CUTLASS's ClusterBarrier::wait, 10 ms cap): a waiting warp may sleep until
 // the phase completes instead of re-issuing try_wait (SASS: TRYWAIT, then NANOSLEEP.SYNCS between polls).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+#if WATCHDOG
+    if (g_wd) {   // the same try_wait, one poll at a time, and a record once a wait passes a second
+        const uint64_t t0 = wd_now();
+        for (bool logged = false;;) {
+            uint32_t done;
+            asm volatile("{\n.reg .pred P1;\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2, %3;\n"
+                         "selp.u32 %0, 1, 0, P1;\n}\n" : "=r"(done) : "r"(bar), "r"(parity), "r"(0x989680) : "memory");
+            if (done) return;
+            if (!logged && wd_now() - t0 > 1000000000ull) { wd_stuck(bar, parity); logged = true; }
+        }
+    }
+#endif
     asm volatile(
         "{\n"
         ".reg .pred P1;\n"
@@ -738,6 +799,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
     auto wait_o_stored = [&] {
         if constexpr (C::O_IN_V) if (tile_iter > 0) mbar_wait(bar.o_empty(), (tile_iter - 1) & 1);
     };
+    WD_MARK(tile_iter, 10);
     if (n_iter > 0) load_k<C>(tm_k, t, range.y - 1, it, sK, bar);
     const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
@@ -756,8 +818,10 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
             tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
         }
     }
+    WD_MARK(tile_iter, 11);
     if (n_iter <= 0) {
         wait_o_stored();
+        WD_MARK(tile_iter, 12);
         return;
     }
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
@@ -767,6 +831,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
     }
     if (n_iter == 1) wait_o_stored();
     load_v<C>(tm_v, t, range.x, it + n_iter - 1, sV, bar);
+    WD_MARK(tile_iter, 13);
 }
 
 // ================================================================================================
@@ -1025,6 +1090,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // every wgmma that read this Q buffer has completed (wait_group 0 above), so it can hold O; O_IN_V's
         // stage may still feed the other consumer's last PV until both are here
         if constexpr (C::O_IN_V) named_barrier_sync(kOStageBarrier, 128 * C::NWG);
+        WD_POINT(4);
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
@@ -1048,6 +1114,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // the whole warpgroup's rows are staged. O_IN_V reads barrier 1 + wq afresh from threadIdx: wq kept live
         // across the mainloop for it spilled the d256 walk (4 bytes)
         named_barrier_sync(C::O_IN_V ? __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0) : 1 + wq, 128);
+        WD_POINT(5);
         if (ltid == 0) {
             if constexpr (C::PACK) {
 #pragma unroll
@@ -1063,6 +1130,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                 tma_store_wait_read();                    // shared memory stays valid until it is read
                 mbar_arrive(bar.q_empty(buf, wq));        // the producer may load a later tile's Q here
             }
+            WD_POINT(6);
         }
     } else {
         const int64_t part_row0 = ((int64_t)t.split * p.batch * p.heads_q + t.bh) * p.seqlen_q;
@@ -1152,11 +1220,13 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     TileClock tl;
 #endif
     TL_START();
+    WD_MARK(tile_iter, 1);
     if constexpr (C::PACK && !C::PACK_BY_TMA)
         load_packed_q<C>(p, t, sQw, q_first, ltid, wq);
     else
         mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
     TL_MARK(0);
+    WD_MARK(tile_iter, 2);
     it = __shfl_sync(0xffffffffu, it, 0);
     range.x = __shfl_sync(0xffffffffu, range.x, 0);
     range.y = __shfl_sync(0xffffffffu, range.y, 0);
@@ -1279,6 +1349,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 #endif
     }
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
+    WD_MARK(tile_iter, 3);
     const uint32_t sO = C::O_IN_V ? sQw + (C::OFF_V - C::OFF_Q) : sQw;   // O_IN_V: 1024-aligned like Q
     if (!FINALIZE_UNDER_PV) finalize_rows(m, l, inv, lse_row);
     epilogue<C>(p, tm_o, t, bar, o, inv, lse_row, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending,
@@ -1373,6 +1444,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                 it += max(0, range.y - range.x);
                 ++k;
             }
+            WD_MARK(0xffff, 14);
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
@@ -1408,6 +1480,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         }
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
+        WD_MARK(0xffff, 7);
     }
 }
 
@@ -1656,6 +1729,13 @@ int launch(const Call& a, cudaStream_t stream) {
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
+    // EMPTY_SOLO: a grid has tiles with no key block (causal query blocks above the first visible key, key splits
+    // past a short block's end) iff the first query block's blocks end by the last split's start. At d256 (O in V)
+    // such grids run one tile per CTA: the persistent walk over them hung on H100s (run 57), one tile did not
+    const int kend0 = a.causal ? min(a.seqlen_k, C::BM + a.seqlen_k - a.seqlen_q) : a.seqlen_k;
+    const bool empty_solo = EMPTY_SOLO && C::O_IN_V && p.pack == 1 &&
+                            (kend0 > 0 ? (kend0 + C::BN - 1) / C::BN : 0) <= (splits - 1) * p.blocks_per_split;
+    if (empty_solo) p.pairs = 0;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
     // d64 to 8 blocks: its 2k-key grids lost 5 % in runs 26-28 (96-key tiles) and 0.5 % at 32 in run 37 (128-key)
@@ -1694,7 +1774,7 @@ int launch(const Call& a, cudaStream_t stream) {
     // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
     // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
     if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
-        p.n_mblocks < 128 && ctas_launched > sms) {
+        p.n_mblocks < 128 && ctas_launched > sms && !empty_solo) {
         p.lpt_walk = 1;
         ctas_launched = sms;
     }
@@ -1813,6 +1893,27 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         default: return launch<Cfg256>(a, stream);
     }
 }
+
+#if WATCHDOG
+// The watchdog's words (see its section) in mapped host memory, zeroed, and their host address (0 on an error):
+// one allocation per process, zeroed again by every call. The host reads them while a launch runs.
+extern "C" uint64_t attn_watchdog_open() {
+    constexpr size_t kWords = kWdCount + 1 + kWdRecords * kWdRecordWords;
+    static uint32_t* host = nullptr;
+    if (!host && cudaHostAlloc((void**)&host, kWords * sizeof(uint32_t), cudaHostAllocMapped) != cudaSuccess) {
+        host = nullptr;
+        return 0;
+    }
+    for (size_t i = 0; i < kWords; ++i) host[i] = 0;
+    uint32_t* dev = nullptr;
+    unsigned zero = 0;
+    if (cudaHostGetDevicePointer((void**)&dev, host, 0) != cudaSuccess ||
+        cudaMemcpyToSymbol(g_wd, &dev, sizeof dev) != cudaSuccess ||
+        cudaMemcpyToSymbol(g_wd_n, &zero, sizeof zero) != cudaSuccess)
+        return 0;
+    return (uint64_t)(uintptr_t)host;
+}
+#endif
 
 #if TIMELINE
 // Copies up to max_records timeline records (16 words each) of the launches since the last call into host memory

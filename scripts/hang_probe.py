@@ -1,0 +1,179 @@
+"""Find where a ladder kernel hangs: each (kernel, shape) launched in a child process that polls for completion.
+
+A hung launch blocks every CUDA call of its process, and ladder_bench's or the harness's timeout then only
+says "no progress". Here each (kernel build, scenario) runs in a process of its own: it launches the kernel
+--launches times, polling the stream (no blocking call), and checks the last output against an fp64 reference on
+every query row. A launch still running after --timeout seconds is a hang: the child prints what a WATCHDOG=1
+build wrote into mapped host memory (every CTA's and warpgroup's last progress mark, and the mbarrier waits stuck
+for over a second: CTA, thread, barrier address, parity, the barrier's raw state) and exits at once, which ends
+its CUDA context and with it the launch.
+
+    python3 scripts/hang_probe.py --suite kernels/attn_fwd/suites/edge.csv --only E_d256 \\
+        --kernels kernels/attn_fwd/ladder/04_pingpong.cu "kernels/attn_fwd/ladder/04_pingpong.cu:WATCHDOG=1"
+
+Marks (the rung's WD_MARK / WD_POINT): consumer 1 tile start, 2 Q arrived, 3 previous store retired, 4 past the
+O-staging barrier, 5 past the warpgroup's barrier, 6 store issued, 7 done; producer 10 tile start, 11 Q loaded,
+12 empty tile's O wait passed, 13 last V loaded, 14 done.
+"""
+import argparse, ctypes, json, math, os, subprocess, sys, time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+HANG_RC = 3
+WD_CTAS, WD_RECORDS, WD_RECORD_WORDS = 1024, 64, 8          # the rung's watchdog section
+WD_COUNT = 4 * WD_CTAS
+WD_WORDS = WD_COUNT + 1 + WD_RECORDS * WD_RECORD_WORDS
+POINTS = {1: "tile start", 2: "Q arrived", 3: "store retired", 4: "O-staging barrier passed",
+          5: "warpgroup barrier passed", 6: "store issued", 7: "done", 10: "producer tile start",
+          11: "Q loaded", 12: "empty tile's O wait passed", 13: "last V loaded", 14: "producer done"}
+
+
+def summarize_watchdog(words, ctas):
+    """Lines from the watchdog's words: how many (CTA, warpgroup) pairs stopped at each (tile, point), then the
+    stuck waits. `words` is a sequence of WD_WORDS unsigned ints, `ctas` the launched grid (marks beyond 1024
+    CTAs are not kept)."""
+    lines, where = [], {}
+    for cta in range(min(ctas, WD_CTAS)):
+        for wg in range(4):
+            w = words[4 * cta + wg]
+            if w == 0:
+                continue
+            tile, point = w >> 8, w & 0xFF
+            role = "producer" if wg == 0 else f"consumer {wg - 1}"
+            key = (role, "end" if tile == 0xFFFF else tile, POINTS.get(point, f"point {point}"))
+            where.setdefault(key, []).append(cta)
+    for (role, tile, point), ctas_at in sorted(where.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
+        shown = ",".join(str(c) for c in ctas_at[:8]) + (",..." if len(ctas_at) > 8 else "")
+        lines.append(f"mark {role:10s} tile {tile!s:>4} {point:28s} {len(ctas_at):4d} CTAs ({shown})")
+    n = words[WD_COUNT]
+    lines.append(f"stuck waits recorded: {n}" + (f" (first {WD_RECORDS} kept)" if n > WD_RECORDS else ""))
+    for i in range(min(n, WD_RECORDS)):
+        r = words[WD_COUNT + 1 + WD_RECORD_WORDS * i: WD_COUNT + 1 + WD_RECORD_WORDS * (i + 1)]
+        state = r[4] | (r[5] << 32)
+        lines.append(f"stuck cta {r[0]} thread {r[1]} barrier 0x{r[2]:05x} parity {r[3]} state 0x{state:016x}")
+    return lines
+
+
+def grid_ctas_hint(sc):
+    """An upper bound on the CTAs a launch of `sc` has (tiles of 64 query rows), for reading the marks."""
+    return sc["batch"] * sc["heads_q"] * max(1, math.ceil(sc["seqlen_q"] / 64)) * 4
+
+
+# ---- child: one kernel on one scenario ---------------------------------------------------------------------
+def child(so, sc, launches, timeout):
+    import torch
+    from ladder_bench import FULL_REF_MAX, call_kernel, guarded, make_inputs, reference
+    lib = ctypes.CDLL(so)
+    lib.attn_fwd.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 7 + [ctypes.c_float, ctypes.c_void_p]
+    lib.attn_fwd.restype = ctypes.c_int
+    words = None
+    if hasattr(lib, "attn_watchdog_open"):
+        lib.attn_watchdog_open.restype = ctypes.c_uint64
+        addr = lib.attn_watchdog_open()
+        if not addr:
+            print("watchdog: attn_watchdog_open failed", flush=True)
+        else:
+            words = (ctypes.c_uint32 * WD_WORDS).from_address(addr)
+    b, sq, hq, d = sc["batch"], sc["seqlen_q"], sc["heads_q"], sc["head_dim"]
+    scale = 1.0 / math.sqrt(d)
+    q, k, v = make_inputs(sc, 0, 1.0)
+    _, o = guarded(q.numel(), torch.bfloat16)
+    _, lse = guarded(b * hq * sq, torch.float32)
+    stream = torch.cuda.current_stream()
+    t_start = time.time()
+    for i in range(launches):
+        if words is not None:
+            lib.attn_watchdog_open()        # zeroes the marks: a hang shows this launch's
+        rc = call_kernel(lib, sc, q, k, v, o, lse, scale)
+        if rc != 0:
+            print(f"launch {i}: rc {rc}", flush=True)
+            os._exit(2)
+        t0 = time.time()
+        while not stream.query():
+            if time.time() - t0 > timeout:
+                print(f"HANG at launch {i} of {launches} (running {timeout:.0f} s)", flush=True)
+                if words is not None:
+                    time.sleep(1.5)         # past the watchdog's one-second threshold
+                    print("\n".join(summarize_watchdog(list(words), grid_ctas_hint(sc))), flush=True)
+                else:
+                    print("(no watchdog in this build: WATCHDOG=1 shows where)", flush=True)
+                os._exit(HANG_RC)
+            time.sleep(0.002)
+    wall = time.time() - t_start
+    o, lse = o.view(q.shape), lse.view(b, hq, sq)
+    rows = torch.arange(sq, device="cuda")
+    if b * hq * sq * sc["seqlen_k"] > FULL_REF_MAX:      # ladder_bench's sample: the first, the last, 94 between
+        rows = torch.unique(torch.cat([rows[:1], rows[-1:], torch.randperm(sq, device="cuda")[:94]]))
+    o_ref, lse_ref = reference(q, k, v, sc["causal"], scale, rows)
+    o_k, lse_k = o[:, rows].double(), lse[:, :, rows].double()
+    den = o_ref.norm().item()
+    rel = (o_k - o_ref).norm().item() / den if den > 0 else o_k.abs().max().item()
+    lse_ok = torch.equal(torch.isfinite(lse_ref), torch.isfinite(lse_k)) and not o.isnan().any().item()
+    print(json.dumps(dict(status="ok", launches=launches, wall_s=round(wall, 3), rel_l2=rel, lse_rows_ok=lse_ok)),
+          flush=True)
+    os._exit(0 if rel < 1e-2 and lse_ok else 4)
+
+
+# ---- parent: build, then one child per (kernel, scenario) --------------------------------------------------
+def run_child(k, sc, args):
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", k["so"], "--scenario", json.dumps(sc),
+           "--launches", str(args.launches), "--timeout", str(args.timeout)]
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout + 90)
+        rc, out = r.returncode, (r.stdout + r.stderr).strip()
+    except subprocess.TimeoutExpired as e:
+        rc, out = -9, f"child killed after {args.timeout + 90} s: {(e.stdout or b'')!s:.400}"
+    status = {0: "ok", HANG_RC: "HANG", 4: "WRONG", 2: "rc"}.get(rc, f"exit {rc}")
+    return dict(kernel=k["label"], scenario=sc["name"], status=status, seconds=round(time.time() - t0, 1), log=out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--suite", default="kernels/attn_fwd/suites/edge.csv")
+    ap.add_argument("--only", default="", help="scenarios whose name contains one of these (comma list)")
+    ap.add_argument("--kernels", nargs="+", default=["kernels/attn_fwd/ladder/04_pingpong.cu"])
+    ap.add_argument("--launches", type=int, default=50)
+    ap.add_argument("--timeout", type=float, default=10.0, help="seconds one launch may run before it is a hang")
+    ap.add_argument("--child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--scenario", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, json.loads(args.scenario), args.launches, args.timeout)
+        return
+    from ladder_bench import build, load_suite, parse_spec
+    if not os.path.isfile(args.suite):
+        sys.exit(f"hang_probe: no suite file {args.suite}: pass --suite path/to/suite.csv")
+    only = [o for o in args.only.split(",") if o]
+    scs = [s for s in load_suite(args.suite) if not only or any(o in s["name"] for o in only)]
+    if not scs:
+        sys.exit(f"hang_probe: no scenario of {args.suite} matches --only {args.only!r}")
+    ks = [parse_spec(s) for s in args.kernels]
+    t0 = time.time()
+    with ThreadPoolExecutor(max_workers=len(ks)) as pool:
+        ks = list(pool.map(build, ks))
+    for k in ks:
+        k.pop("lib", None)                 # the children load their own copy and own the GPU
+        print(f"# {k['label']}: " + (k.get("error") or f"built in {k['build_s']} s"), flush=True)
+    ks = [k for k in ks if "error" not in k]
+    print(f"# {len(ks)} builds in {time.time() - t0:.0f} s; {len(scs)} scenarios, {args.launches} launches each",
+          flush=True)
+    results = []
+    for sc in scs:
+        for k in ks:
+            r = run_child(k, sc, args)
+            results.append(r)
+            print(f"{r['scenario']:34s} {r['kernel']:44s} {r['status']:6s} {r['seconds']:6.1f} s", flush=True)
+            if r["status"] != "ok":
+                print("    " + r["log"].replace("\n", "\n    ")[:6000], flush=True)
+    out = os.environ.get("OUT")
+    if out:
+        with open(os.path.join(out, "hang_probe.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    sys.exit(0 if all(r["status"] == "ok" for r in results) else 1)
+
+
+if __name__ == "__main__":
+    main()
