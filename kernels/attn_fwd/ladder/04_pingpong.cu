@@ -1631,6 +1631,15 @@ int choose_splits(long long ctas, int max_blocks, int slots) {
     return best;
 }
 
+// Whether some tile (query block, key split) of an unpacked grid has no key block to visit: causal query blocks
+// above the first visible key, or key splits past a short block's end. The first query block sees the fewest keys,
+// so it is enough that its blocks end by the last split's start (tests/test_keyless_tiles.py: against every tile).
+inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, int bn, int splits,
+                              int blocks_per_split) {
+    const int kend0 = causal ? min(seqlen_k, bm + seqlen_k - seqlen_q) : seqlen_k;
+    return (kend0 > 0 ? (kend0 + bn - 1) / bn : 0) <= (splits - 1) * blocks_per_split;
+}
+
 struct Call {
     const __nv_bfloat16 *q, *k, *v;
     __nv_bfloat16* o;
@@ -1729,12 +1738,11 @@ int launch(const Call& a, cudaStream_t stream) {
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
-    // EMPTY_SOLO: a grid has tiles with no key block (causal query blocks above the first visible key, key splits
-    // past a short block's end) iff the first query block's blocks end by the last split's start. At d256 (O in V)
-    // such grids run one tile per CTA: the persistent walk over them hung on H100s (run 57), one tile did not
-    const int kend0 = a.causal ? min(a.seqlen_k, C::BM + a.seqlen_k - a.seqlen_q) : a.seqlen_k;
+    // EMPTY_SOLO: at d256 (O in V) a grid with tiles that see no key runs one tile per CTA: the persistent walk
+    // over such tiles hung on H100s (run 57), one tile per CTA did not
     const bool empty_solo = EMPTY_SOLO && C::O_IN_V && p.pack == 1 &&
-                            (kend0 > 0 ? (kend0 + C::BN - 1) / C::BN : 0) <= (splits - 1) * p.blocks_per_split;
+                            has_keyless_tiles(a.seqlen_q, a.seqlen_k, a.causal, C::BM, C::BN, splits,
+                                              p.blocks_per_split);
     if (empty_solo) p.pairs = 0;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
