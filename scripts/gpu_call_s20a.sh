@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Session 20, call 1 (an H100: name kind nvidia-h100-x1): run 57's hang. The rung's d256 walk over tiles with no
-# key (E_d256_q4097_k129_mqa_causal) hung on H100s 3 times of 3 (sessions 16, 18, 19) and never on H200s. First
-# the probe's own GPU test (a stub that hangs), then scripts/hang_probe.py on the d256 edge shapes, each launch in a
-# process of its own: the old launch rule instrumented (EMPTY_SOLO=0 WATCHDOG=1: where every CTA stopped, which
-# waits are stuck), the old rule plain, and the new default (EMPTY_SOLO 1: one tile per CTA there); then edge
-# through `workbench check` with the default.
+# key (E_d256_q4097_k129_mqa_causal) hung on H100s 3 times of 3 (sessions 16, 18, 19), never on H200s.
+# 1. the probe's own GPU test (a stub that hangs);
+# 2. scripts/hang_probe.py on the d256 edge shapes with keyless tiles, each launch in a process of its own: the old
+#    launch rule instrumented (EMPTY_SOLO=0 WATCHDOG=1: where every CTA stopped, which waits are stuck), the old
+#    rule plain, the new default (EMPTY_SOLO 1: one tile per CTA there);
+# 3. edge through `workbench check` with the default;
+# 4. q013 (the campaign's question after v22: is the work of ragged scenarios balanced?): v22's per-tile timeline
+#    on A_d128_c1_s8k (DYN_CHUNKS) and B_h32x8_d128_c1_s16k (DYN_LONG).
 # Run as: CALL=scripts/gpu_call_s20a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -15,11 +18,15 @@ echo "#### the probe on its stub $(date -u +%T)"
 timeout -k 10 200 python3 -m pytest -q -m gpu tests/test_gpu_hang_probe.py > "$OUT/probe_test.log" 2>&1
 echo "rc $?"; tail -3 "$OUT/probe_test.log"
 echo "#### hang_probe: d256 edge shapes, old rule with watchdog, old rule, new default $(date -u +%T)"
-OUT="$OUT" timeout -k 10 300 python3 scripts/hang_probe.py --suite $E --only E_d256 --launches 50 --timeout 10 \
+OUT="$OUT" timeout -k 10 300 python3 scripts/hang_probe.py --suite $E --launches 50 --timeout 10 \
+  --only E_d256_q4097,E_d256_q2000,E_d256_q1000 \
   --kernels "$K:EMPTY_SOLO=0,WATCHDOG=1" "$K:EMPTY_SOLO=0" $K > "$OUT/hang_probe.log" 2>&1
 echo "rc $?"; grep -vE "^    (mark|stuck cta)" "$OUT/hang_probe.log" | cut -c1-150 | head -60
 grep -E "^    (mark|stuck)" "$OUT/hang_probe.log" | head -40
 echo "#### edge through workbench check, the default $(date -u +%T)"
 timeout -k 10 200 python3 -m workbench.cli check $K --suite edge --anchors fa3,cudnn,fa2 > "$OUT/edge_check.log" 2>&1
 echo "rc $?"; grep -E "^(geomean_vs_fa3|all_correct|scenarios)|FAIL|failed" "$OUT/edge_check.log" | head -8
+echo "#### timeline: v22 on two ragged shapes (q013) $(date -u +%T)"
+WB_CACHE_RESTORED=1 TL_TIMEOUT=150 TL_SHAPES="A_d128_c1_s8k B_h32x8_d128_c1_s16k" timeout -k 10 200 \
+  bash scripts/gpu_run.sh timeline 2>&1 | grep -E "^== |SM time|tiles |tile us" | head -12
 echo "#### done $(date -u +%T)"
