@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Session 20, call 3 (an H200, after s20b on the same card): issue 23's acceptance command as written for v22,
+# `workbench check <best rung> --suite full --anchors fa3,cudnn,fa2`, its JSON kept for notebooks/03_kernel_ladder
+# (workbench/ui/ladder.py reads docs/data/h200_ladder_04_pingpong_full_*.json). The `wrong/` kernels are a call of
+# their own (`bash scripts/gpu_run.sh wrong`, ~290 s): both would pass the 600 s a call may run.
+# Run as: CALL=scripts/gpu_call_s20c.sh bash scripts/gpu_run.sh call   (carry .whl/fa3 and .gpucache)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
+K=kernels/attn_fwd/ladder/04_pingpong.cu; day=$(date -u +%F)
+echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
+timeout -k 10 330 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
+  --json "$OUT/h200_ladder_04_pingpong_full_dt4_v22_$day.json" > "$OUT/v22_full3.log" 2>&1
+echo "rc $?"; grep -vE "^\[" "$OUT/v22_full3.log" | tail -12
+echo "#### done $(date -u +%T)"
