@@ -45,6 +45,20 @@ def test_hang_times_out(tmp_path):
     assert result.wall_s < 60
 
 
+def test_a_hang_on_keyless_rows_passes_smoke_and_times_out_on_edge(tmp_path):
+    """wrong/hangs_on_keyless_rows.cu's twin: square causal suites cannot see it; edge's first causal shape whose
+    rows see no key stops it, and the scenarios after it are skipped (run 57's rung, on an H100)."""
+    result, _ = smoke(tmp_path, "standin:hangs_on_keyless_rows")
+    assert result.all_correct
+    request = CheckRequest(kernel_path="standin:hangs_on_keyless_rows", suite="edge", anchors=(),
+                           cache_dir=str(tmp_path / "cache"), scenario_timeout_s=3.0, timing=False)
+    edge = check(request, progress=lambda line: None)
+    first_bad = next(i for i, r in enumerate(edge.rows) if r.status != "passed")
+    assert edge.rows[first_bad].name == "E_d64_q1000_k1_causal" and edge.rows[first_bad].reason == "timeout"
+    assert first_bad >= 2 and all(r.status == "skipped" for r in edge.rows[first_bad + 1:])
+    assert not edge.all_correct
+
+
 def test_jump_flag(tmp_path):
     result, _ = smoke(tmp_path, "standin:correct", previous_best=0.01)
     assert any(f.startswith("jump:") for f in result.flags)

@@ -108,14 +108,18 @@ def test_borrowed_kernel_is_correct_and_its_foreign_kernels_are_seen(name):
 
 
 def _wrong_kernels():
+    """(kernel, its reasons, the suite that shows the fault, the per-scenario limit or the default) per row."""
     with open(KERNELS / "wrong" / "expected.csv") as handle:
-        return [(row["kernel"], row["expected_reasons"].split("|")) for row in csv.DictReader(handle)]
+        return [(row["kernel"], row["expected_reasons"].split("|"), row["suite"] or "dev26",
+                 float(row["scenario_timeout_s"]) if row["scenario_timeout_s"] else None)
+                for row in csv.DictReader(handle)]
 
 
-@pytest.mark.parametrize("kernel,expected", _wrong_kernels(), ids=lambda x: x if isinstance(x, str) else "")
-def test_wrong_kernel_is_rejected_with_its_reason(kernel, expected):
+@pytest.mark.parametrize("kernel,expected,suite,limit_s", _wrong_kernels(),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_wrong_kernel_is_rejected_with_its_reason(kernel, expected, suite, limit_s):
     path = KERNELS / "wrong" / (kernel if kernel.endswith(".cu") else kernel + ".cu")
-    result = run(path, "dev26", anchors=(), fail_fast=True)
+    result = run(path, suite, anchors=(), fail_fast=True, **({"scenario_timeout_s": limit_s} if limit_s else {}))
     save(f"wrong_{path.stem}", result)
     reasons = [r.reason for r in result.rows if r.status in ("failed", "unsupported")]
     first = next((r for r in result.rows if r.status in ("failed", "unsupported")), None)
