@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 HANG_RC = 3
-WD_CTAS, WD_RECORDS, WD_RECORD_WORDS = 1024, 64, 8          # the rung's watchdog section
+WD_CTAS, WD_RECORDS, WD_RECORD_WORDS = 1024, 256, 8          # the rung's watchdog section
 WD_COUNT = 4 * WD_CTAS
 WD_WORDS = WD_COUNT + 1 + WD_RECORDS * WD_RECORD_WORDS
 POINTS = {1: "tile start", 2: "Q arrived", 3: "store retired", 4: "O-staging barrier passed",
@@ -49,10 +49,17 @@ def summarize_watchdog(words, ctas):
         lines.append(f"mark {role:10s} tile {tile!s:>4} {point:28s} {len(ctas_at):4d} CTAs ({shown})")
     n = words[WD_COUNT]
     lines.append(f"stuck waits recorded: {n}" + (f" (first {WD_RECORDS} kept)" if n > WD_RECORDS else ""))
+    stuck = {}        # (barrier, parity, warpgroup) -> [(cta, thread, state)]
     for i in range(min(n, WD_RECORDS)):
         r = words[WD_COUNT + 1 + WD_RECORD_WORDS * i: WD_COUNT + 1 + WD_RECORD_WORDS * (i + 1)]
-        state = r[4] | (r[5] << 32)
-        lines.append(f"stuck cta {r[0]} thread {r[1]} barrier 0x{r[2]:05x} parity {r[3]} state 0x{state:016x}")
+        stuck.setdefault((r[2], r[3], r[1] // 128), []).append((r[0], r[1], r[4] | (r[5] << 32)))
+    for (bar, parity, wg), recs in sorted(stuck.items()):
+        role = "producer" if wg == 0 else f"consumer {wg - 1}"
+        ctas = sorted({c for c, _, _ in recs})
+        shown = ",".join(str(c) for c in ctas[:8]) + (",..." if len(ctas) > 8 else "")
+        cta, thread, state = recs[0]
+        lines.append(f"stuck {role:10s} barrier 0x{bar:05x} parity {parity}: {len(recs)} warps in {len(ctas)} CTAs "
+                     f"({shown}); e.g. cta {cta} thread {thread} state 0x{state:016x}")
     return lines
 
 

@@ -28,5 +28,6 @@ def test_a_hung_launch_is_reported_with_its_marks_and_the_next_child_runs(tmp_pa
     assert hung["status"] == "HANG" and hung["seconds"] < 60
     assert "HANG at launch 0 of 2" in hung["log"]
     assert "consumer 0 tile    1 Q arrived" in hung["log"] and "consumer 0 tile    5 Q arrived" in hung["log"]
-    assert "stuck cta 0 thread 0 barrier 0x380c0 parity 1 state 0x0000000912345678" in hung["log"]
+    assert "stuck producer   barrier 0x380c0 parity 1: 1 warps in 1 CTAs (0); e.g. cta 0 thread 0 state " \
+           "0x0000000912345678" in hung["log"]
     assert quick["status"] == "WRONG"          # it ran (no hang, no CUDA error) but wrote nothing

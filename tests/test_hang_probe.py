@@ -27,23 +27,27 @@ def words_with(marks, records):
 def test_marks_are_grouped_by_role_tile_and_point_and_stuck_waits_listed():
     marks = {(0, 0): 1 << 8 | 12, (0, 1): 1 << 8 | 4, (0, 2): 1 << 8 | 3, (1, 1): 1 << 8 | 4,
              (1, 0): 0xFFFF << 8 | 14, (5, 1): 1 << 8 | 4}
-    lines = hp.summarize_watchdog(words_with(marks, [[3, 256, 0x380c0, 0, 0xdeadbeef, 0x1]]), ctas=4)
+    recs = [[3, 256, 0x380c0, 0, 0xdeadbeef, 0x1], [1, 288, 0x380c0, 0, 0, 0], [3, 0, 0x38090, 0, 0, 0]]
+    lines = hp.summarize_watchdog(words_with(marks, recs), ctas=4)
     text = "\n".join(lines)
     assert "mark consumer 0 tile    1 O-staging barrier passed        2 CTAs (0,1)" in text   # CTA 5: past the grid
     assert "mark consumer 1 tile    1 store retired                   1 CTAs (0)" in text
     assert "mark producer   tile    1 empty tile's O wait passed      1 CTAs (0)" in text
     assert "mark producer   tile  end producer done" in text
-    assert lines[-2] == "stuck waits recorded: 1"
-    assert lines[-1] == "stuck cta 3 thread 256 barrier 0x380c0 parity 0 state 0x00000001deadbeef"
+    assert lines[-3] == "stuck waits recorded: 3"
+    assert lines[-2] == "stuck producer   barrier 0x38090 parity 0: 1 warps in 1 CTAs (3); e.g. cta 3 thread 0 state " \
+                        "0x0000000000000000"
+    assert lines[-1] == "stuck consumer 1 barrier 0x380c0 parity 0: 2 warps in 2 CTAs (1,3); e.g. cta 3 thread 256 " \
+                        "state 0x00000001deadbeef"
 
 
 def test_more_stuck_waits_than_kept_say_so():
     recs = [[i, 0, 0x38000, 1, 0, 0] for i in range(hp.WD_RECORDS)]
     w = words_with({}, recs)
-    w[hp.WD_COUNT] = 100
+    w[hp.WD_COUNT] = hp.WD_RECORDS + 44
     lines = hp.summarize_watchdog(w, ctas=1)
-    assert lines[0] == f"stuck waits recorded: 100 (first {hp.WD_RECORDS} kept)"
-    assert len(lines) == 1 + hp.WD_RECORDS
+    assert lines[0] == f"stuck waits recorded: {hp.WD_RECORDS + 44} (first {hp.WD_RECORDS} kept)"
+    assert len(lines) == 2 and "256 warps in 256 CTAs" in lines[1]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -220,10 +220,10 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 }
 // ---- watchdog (WATCHDOG=1 builds only): words in mapped host memory that the host reads while a launch hangs
 // (attn_watchdog_open; scripts/hang_probe.py): per (CTA < 1024, warpgroup) its last progress mark, tile << 8 |
-// point (WD_MARK), then a count and up to 64 records of waits stuck for over a second (CTA, thread, barrier
-// address, parity, the barrier's raw 64-bit state). Plain stores only: PCIe has no atomics into host memory.
+// point (WD_MARK), then a count and up to 256 records of waits stuck for over a second, one per warp (CTA, thread,
+// barrier address, parity, the barrier's raw 64-bit state). Plain stores only: PCIe has no atomics into host memory.
 #if WATCHDOG
-constexpr int kWdCtas = 1024, kWdRecords = 64, kWdRecordWords = 8, kWdCount = 4 * kWdCtas;
+constexpr int kWdCtas = 1024, kWdRecords = 256, kWdRecordWords = 8, kWdCount = 4 * kWdCtas;
 __device__ uint32_t* g_wd;
 __device__ unsigned g_wd_n;
 __device__ __forceinline__ uint64_t wd_now() {
@@ -236,6 +236,7 @@ __device__ __forceinline__ void wd_mark(int tile, int point) {
         reinterpret_cast<volatile uint32_t*>(g_wd)[4 * blockIdx.x + threadIdx.x / 128] = (uint32_t)(tile << 8 | point);
 }
 __device__ __noinline__ void wd_stuck(uint32_t bar, uint32_t parity) {
+    if ((threadIdx.x & 31) != __ffs(__activemask()) - 1) return;   // one record per warp
     uint64_t state;
     asm volatile("ld.shared.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
     const unsigned i = atomicAdd(&g_wd_n, 1u);
