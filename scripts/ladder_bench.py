@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 import torch.nn.functional as F
 from bench_timing import time_interleaved, time_ms  # noqa: F401  (time_ms: tile_timeline.py's)
+from term_grace import exit_if_stuck_after_sigterm
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 NVCC_FLAGS = ["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-shared", "-Xcompiler", "-fPIC",
@@ -287,6 +288,7 @@ def main():
     def stop(signum, frame):   # `timeout` sends SIGTERM: keep what was measured and print the summary
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, stop)
+    exit_if_stuck_after_sigterm()          # a hung kernel blocks the handler: term_grace.py
     try:
         run_shapes(args, scs, ks, anc, fa3_raw, results)
     except KeyboardInterrupt:

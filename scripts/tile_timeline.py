@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tile_timeline_analysis as tta  # noqa: E402
+from term_grace import exit_if_stuck_after_sigterm  # noqa: E402
 
 DEFAULT_SUITE = "kernels/attn_fwd/suites/full.csv"
 KNOWN_ANCHORS = ("fa3", "fa2", "cudnn")
@@ -219,6 +220,7 @@ def main(argv):
     def stop(signum, frame):   # `timeout` sends SIGTERM: what was measured is already in the JSON
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, stop)
+    exit_if_stuck_after_sigterm()          # a hung kernel blocks the handler: term_grace.py
     try:
         for sc in scs:
             anchor_us = time_anchors(lb, anc, sc, args)
