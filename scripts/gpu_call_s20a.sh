@@ -21,7 +21,7 @@ echo "#### hang_probe: d256 edge shapes, old rule with watchdog, old rule, new d
 OUT="$OUT" timeout -k 10 300 python3 scripts/hang_probe.py --suite $E --launches 50 --timeout 10 \
   --only E_d256_q4097,E_d256_q2000,E_d256_q1000 \
   --kernels "$K:EMPTY_SOLO=0,WATCHDOG=1" "$K:EMPTY_SOLO=0" $K > "$OUT/hang_probe.log" 2>&1
-echo "rc $?"; grep -vE "^    (mark|stuck cta)" "$OUT/hang_probe.log" | cut -c1-150 | head -60
+echo "rc $?"; grep -vE "^    (mark|stuck) " "$OUT/hang_probe.log" | cut -c1-150 | head -60
 grep -E "^    (mark|stuck)" "$OUT/hang_probe.log" | head -40
 echo "#### edge through workbench check, the default $(date -u +%T)"
 timeout -k 10 200 python3 -m workbench.cli check $K --suite edge --anchors fa3,cudnn,fa2 > "$OUT/edge_check.log" 2>&1
