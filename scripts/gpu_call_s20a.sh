@@ -6,8 +6,7 @@
 #    launch rule instrumented (EMPTY_SOLO=0 WATCHDOG=1: where every CTA stopped, which waits are stuck), the old
 #    rule plain, the new default (EMPTY_SOLO 1: one tile per CTA there);
 # 3. edge through `workbench check` with the default;
-# 4. q013 (the campaign's question after v22: is the work of ragged scenarios balanced?): v22's per-tile timeline
-#    on A_d128_c1_s8k (DYN_CHUNKS) and B_h32x8_d128_c1_s16k (DYN_LONG).
+# (q013's timeline runs on the H200, in s20c.)
 # Run as: CALL=scripts/gpu_call_s20a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -26,7 +25,4 @@ grep -E "^    (mark|stuck)" "$OUT/hang_probe.log" | head -40
 echo "#### edge through workbench check, the default $(date -u +%T)"
 timeout -k 10 200 python3 -m workbench.cli check $K --suite edge --anchors fa3,cudnn,fa2 > "$OUT/edge_check.log" 2>&1
 echo "rc $?"; grep -E "^(geomean_vs_fa3|all_correct|scenarios)|FAIL|failed" "$OUT/edge_check.log" | head -8
-echo "#### timeline: v22 on two ragged shapes (q013) $(date -u +%T)"
-WB_CACHE_RESTORED=1 TL_TIMEOUT=150 TL_SHAPES="A_d128_c1_s8k B_h32x8_d128_c1_s16k" timeout -k 10 200 \
-  bash scripts/gpu_run.sh timeline 2>&1 | grep -E "^== |SM time|tiles |tile us" | head -12
 echo "#### done $(date -u +%T)"
