@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 20, call 3 (an H200, after s20b on the same card): issue 23's acceptance command as written for v22,
+# Session 20, an H200 (s20b's campaign step skipped: v22 is in the campaign from run 56): issue 23's acceptance command as written for v22,
 # `workbench check <best rung> --suite full --anchors fa3,cudnn,fa2`, its JSON kept for notebooks/03_kernel_ladder
 # (workbench/ui/ladder.py reads docs/data/h200_ladder_04_pingpong_full_*.json). The `wrong/` kernels are a call of
 # their own (`bash scripts/gpu_run.sh wrong`, ~290 s): both would pass the 600 s a call may run. After it, q013's
@@ -14,6 +14,9 @@ echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
 timeout -k 10 330 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
   --json "$OUT/h200_ladder_04_pingpong_full_dt4_v22_$day.json" > "$OUT/v22_full3.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/v22_full3.log" | tail -12
+echo "#### edge: v22 through workbench check $(date -u +%T)"
+timeout -k 10 170 python3 -m workbench.cli check $K --suite edge --anchors fa3,cudnn,fa2 > "$OUT/edge_check.log" 2>&1
+echo "rc $?"; grep -E "^(geomean_vs|all_correct|scenarios|flags)|FAIL|failed" "$OUT/edge_check.log" | head -12
 echo "#### timeline: v22 on two ragged shapes (q013) $(date -u +%T)"
 WB_CACHE_RESTORED=1 TL_TIMEOUT=150 TL_SHAPES="A_d128_c1_s8k B_h32x8_d128_c1_s16k" timeout -k 10 200 \
   bash scripts/gpu_run.sh timeline 2>&1 | grep -vE "^\[" | head -40
