@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 20, an H200 (s20b's campaign step skipped: v22 is in the campaign from run 56): issue 23's acceptance command as written for v22,
+# Session 20, an H200 (s20b's campaign step skipped: v22 is in the campaign from run 56): issue 23's acceptance
+# command as written for v22,
 # `workbench check <best rung> --suite full --anchors fa3,cudnn,fa2`, its JSON kept for notebooks/03_kernel_ladder
 # (workbench/ui/ladder.py reads docs/data/h200_ladder_04_pingpong_full_*.json). The `wrong/` kernels are a call of
 # their own (`bash scripts/gpu_run.sh wrong`, ~290 s): both would pass the 600 s a call may run. After it, q013's
