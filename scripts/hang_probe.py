@@ -68,64 +68,105 @@ def grid_ctas_hint(sc):
     return sc["batch"] * sc["heads_q"] * max(1, math.ceil(sc["seqlen_q"] / 64)) * 4
 
 
-# ---- child: one kernel on one scenario ---------------------------------------------------------------------
-def child(so, sc, launches, timeout):
-    import torch
-    from ladder_bench import call_kernel, check, guarded, make_inputs
+# ---- child: one kernel on one scenario, or on several in order ---------------------------------------------
+def open_lib(so):
+    """The kernel's library with its entry's types, and the watchdog's words (None without WATCHDOG=1)."""
     lib = ctypes.CDLL(so)
     lib.attn_fwd.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 7 + [ctypes.c_float, ctypes.c_void_p]
     lib.attn_fwd.restype = ctypes.c_int
-    words = None
-    if hasattr(lib, "attn_watchdog_open"):
-        lib.attn_watchdog_open.restype = ctypes.c_uint64
-        addr = lib.attn_watchdog_open()
-        if not addr:
-            print("watchdog: attn_watchdog_open failed", flush=True)
-        else:
-            words = (ctypes.c_uint32 * WD_WORDS).from_address(addr)
+    if not hasattr(lib, "attn_watchdog_open"):
+        return lib, None
+    lib.attn_watchdog_open.restype = ctypes.c_uint64
+    addr = lib.attn_watchdog_open()
+    if not addr:
+        print("watchdog: attn_watchdog_open failed", flush=True)
+        return lib, None
+    return lib, (ctypes.c_uint32 * WD_WORDS).from_address(addr)
+
+
+def wait_or_report(lib, words, sc, what, timeout):
+    """Poll the stream; on a hang print where (the watchdog's marks) and end the process (and its context)."""
+    import torch
+    stream, t0 = torch.cuda.current_stream(), time.time()
+    while not stream.query():
+        if time.time() - t0 > timeout:
+            print(f"HANG on {sc['name']} at {what} (running {timeout:.0f} s)", flush=True)
+            if words is not None:
+                time.sleep(1.5)         # past the watchdog's one-second threshold
+                print("\n".join(summarize_watchdog(list(words), grid_ctas_hint(sc))), flush=True)
+            else:
+                print("(no watchdog in this build: WATCHDOG=1 shows where)", flush=True)
+            os._exit(HANG_RC)
+        time.sleep(0.002)
+
+
+def run_one(lib, words, sc, launches, replays, timeout):
+    """`launches` plain launches, then `replays` CUDA-graph replays of the call with a 256 MB write between them
+    (ladder_bench's and the harness's timing), each polled; then ladder_bench's check with its scaled inputs."""
+    import torch
+    from ladder_bench import call_kernel, check, guarded, make_inputs
     b, sq, hq, d = sc["batch"], sc["seqlen_q"], sc["heads_q"], sc["head_dim"]
     scale = 1.0 / math.sqrt(d)
     q, k, v = make_inputs(sc, 0, 1.0)
     _, o = guarded(q.numel(), torch.bfloat16)
     _, lse = guarded(b * hq * sq, torch.float32)
-    stream = torch.cuda.current_stream()
     t_start = time.time()
     for i in range(launches):
         if words is not None:
             lib.attn_watchdog_open()        # zeroes the marks: a hang shows this launch's
         rc = call_kernel(lib, sc, q, k, v, o, lse, scale)
         if rc != 0:
-            print(f"launch {i}: rc {rc}", flush=True)
+            print(f"{sc['name']} launch {i}: rc {rc}", flush=True)
             os._exit(2)
-        t0 = time.time()
-        while not stream.query():
-            if time.time() - t0 > timeout:
-                print(f"HANG at launch {i} of {launches} (running {timeout:.0f} s)", flush=True)
-                if words is not None:
-                    time.sleep(1.5)         # past the watchdog's one-second threshold
-                    print("\n".join(summarize_watchdog(list(words), grid_ctas_hint(sc))), flush=True)
-                else:
-                    print("(no watchdog in this build: WATCHDOG=1 shows where)", flush=True)
-                os._exit(HANG_RC)
-            time.sleep(0.002)
+        wait_or_report(lib, words, sc, f"launch {i} of {launches}", timeout)
+    if replays:
+        flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            call_kernel(lib, sc, q, k, v, o, lse, scale)          # warm-up on the capture stream
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            call_kernel(lib, sc, q, k, v, o, lse, scale)
+        for i in range(replays):
+            flush.fill_(i)
+            if words is not None:
+                lib.attn_watchdog_open()
+            graph.replay()
+            wait_or_report(lib, words, sc, f"graph replay {i} of {replays}", timeout)
+        del graph, flush
     wall = time.time() - t_start
-    status, worst = check({"lib": lib}, sc, [0], None)     # ladder_bench's check: one more launch, its tolerances
-    print(json.dumps(dict(status=status, launches=launches, wall_s=round(wall, 3), **worst)), flush=True)
-    os._exit(0 if status == "ok" else 4)
+    status, worst = check({"lib": lib}, sc, [0], 7)     # ladder_bench's check with its scaled seed (x16 inputs)
+    return dict(scenario=sc["name"], status=status, launches=launches, replays=replays, wall_s=round(wall, 3), **worst)
+
+
+def child(so, scs, launches, replays, timeout):
+    """Every scenario of `scs` in order in this one process: state one shape leaves (the walk's counter, the
+    split workspace, the L2) reaches the next, as in ladder_bench and the harness. Exit 0, 4 (wrong) or HANG_RC."""
+    lib, words = open_lib(so)
+    bad = False
+    for sc in scs:
+        r = run_one(lib, words, sc, launches, replays, timeout)
+        print(json.dumps(r), flush=True)
+        bad = bad or r["status"] != "ok"
+    os._exit(4 if bad else 0)
 
 
 # ---- parent: build, then one child per (kernel, scenario) --------------------------------------------------
-def run_child(k, sc, args):
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", k["so"], "--scenario", json.dumps(sc),
-           "--launches", str(args.launches), "--timeout", str(args.timeout)]
+def run_child(k, scs, args):
+    """One child process for kernel `k` on the scenarios `scs` (one, or the whole list with --sequence)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", k["so"], "--scenario", json.dumps(scs),
+           "--launches", str(args.launches), "--replays", str(args.replays), "--timeout", str(args.timeout)]
     t0 = time.time()
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout + 90)
+        limit = (args.timeout + 60) * len(scs) + 30
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
         rc, out = r.returncode, (r.stdout + r.stderr).strip()
     except subprocess.TimeoutExpired as e:
-        rc, out = -9, f"child killed after {args.timeout + 90} s: {(e.stdout or b'')!s:.400}"
+        rc, out = -9, f"child killed after {limit} s: {(e.stdout or b'')!s:.400}"
     status = {0: "ok", HANG_RC: "HANG", 4: "WRONG", 2: "rc"}.get(rc, f"exit {rc}")
-    return dict(kernel=k["label"], scenario=sc["name"], status=status, seconds=round(time.time() - t0, 1), log=out)
+    name = scs[0]["name"] if len(scs) == 1 else f"{len(scs)} in order"
+    return dict(kernel=k["label"], scenario=name, status=status, seconds=round(time.time() - t0, 1), log=out)
 
 
 def main():
@@ -134,12 +175,16 @@ def main():
     ap.add_argument("--only", default="", help="scenarios whose name contains one of these (comma list)")
     ap.add_argument("--kernels", nargs="+", default=["kernels/attn_fwd/ladder/04_pingpong.cu"])
     ap.add_argument("--launches", type=int, default=50)
+    ap.add_argument("--replays", type=int, default=0, help="CUDA-graph replays after the launches, 256 MB written "
+                    "between them (the timing path of ladder_bench and the harness)")
+    ap.add_argument("--sequence", action="store_true", help="one process per kernel runs the scenarios in suite "
+                    "order (what one shape leaves reaches the next), instead of one process per scenario")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds one launch may run before it is a hang")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     ap.add_argument("--scenario", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, json.loads(args.scenario), args.launches, args.timeout)
+        child(args.child, json.loads(args.scenario), args.launches, args.replays, args.timeout)
         return
     from ladder_bench import build, load_suite, parse_spec
     if not os.path.isfile(args.suite):
@@ -159,9 +204,9 @@ def main():
     print(f"# {len(ks)} builds in {time.time() - t0:.0f} s; {len(scs)} scenarios, {args.launches} launches each",
           flush=True)
     results = []
-    for sc in scs:
+    for group in ([scs] if args.sequence else [[sc] for sc in scs]):
         for k in ks:
-            r = run_child(k, sc, args)
+            r = run_child(k, group, args)
             results.append(r)
             print(f"{r['scenario']:34s} {r['kernel']:44s} {r['status']:6s} {r['seconds']:6.1f} s", flush=True)
             if r["status"] != "ok":
