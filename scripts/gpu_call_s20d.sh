@@ -10,6 +10,9 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu; E=kernels/attn_fwd/suites/edge.csv
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/env.txt"
+echo "#### the probe on its stub (one child per shape, and --sequence) $(date -u +%T)"
+timeout -k 10 150 python3 -m pytest -q -m gpu tests/test_gpu_hang_probe.py > "$OUT/probe_test.log" 2>&1
+echo "rc $?"; tail -3 "$OUT/probe_test.log"
 echo "#### hang_probe --sequence: run 57's shapes in order, old rule with watchdog, old rule, default $(date -u +%T)"
 OUT="$OUT" timeout -k 10 400 python3 scripts/hang_probe.py --suite $E --launches 50 --replays 30 --timeout 10 \
   --sequence --only E_d256,q4097 \
