@@ -8,6 +8,12 @@ mapped host memory (every CTA's and warpgroup's last progress mark, and the mbar
 second: CTA, thread, barrier address, parity, the barrier's raw state) and exits at once, which ends its CUDA
 context and with it the launch.
 
+--sequence runs the shapes in suite order in one process per kernel (what a shape leaves reaches the next),
+--replays adds CUDA-graph replays after a 256 MB write (the timing path). --together is run 57's path exactly: one
+process loads every kernel and, per shape, checks each with ladder_bench's check and then times them round-robin
+(bench_timing.time_interleaved); the calls block there, so a thread reports the hang with every kernel's marks
+(runs 60-62 of docs/kernel_ladder.md: the rung's hang came only with two libraries timed this way).
+
     python3 scripts/hang_probe.py --suite kernels/attn_fwd/suites/edge.csv --only E_d256 \\
         --kernels kernels/attn_fwd/ladder/04_pingpong.cu "kernels/attn_fwd/ladder/04_pingpong.cu:WATCHDOG=1"
 
@@ -152,11 +158,70 @@ def child(so, scs, launches, replays, timeout):
     os._exit(4 if bad else 0)
 
 
+def child_together(libs, scs, timeout, reps, cap):
+    """Run 57's path in one process for every kernel: per shape (suite order), ladder_bench's check of each kernel
+    (x16 inputs, seeds 0 and 1), then the kernels that passed timed round-robin (bench_timing.time_interleaved:
+    graph replays after a 256 MB write, the kernels alternating). The calls block, so a thread watches: no progress
+    for `timeout` seconds is a hang, reported with every kernel's watchdog marks. Exit 0, 4 (wrong) or HANG_RC."""
+    import threading
+    import torch
+    from bench_timing import time_interleaved
+    from ladder_bench import call_kernel, check, make_inputs
+    opened = [(label, *open_lib(so)) for label, so in libs]
+    state = dict(step="start", t=time.time(), sc=scs[0])
+
+    def progress(step, sc):
+        state.update(step=step, t=time.time(), sc=sc)
+
+    def monitor():
+        while time.time() - state["t"] <= timeout:
+            time.sleep(0.25)
+        print(f"HANG on {state['sc']['name']} at {state['step']} (no progress for {timeout:.0f} s)", flush=True)
+        time.sleep(1.5)                     # past the watchdog's one-second threshold
+        for label, _, words in opened:
+            if words is None:
+                print(f"{label}: no watchdog in this build (WATCHDOG=1 shows where)", flush=True)
+            else:
+                lines = summarize_watchdog(list(words), grid_ctas_hint(state["sc"]))
+                print(f"watchdog of {label}:\n" + "\n".join(lines), flush=True)
+        os._exit(HANG_RC)
+
+    threading.Thread(target=monitor, daemon=True).start()
+    bad = False
+    for sc in scs:
+        for _, lib, words in opened:
+            if words is not None:
+                lib.attn_watchdog_open()    # zeroes the marks: a hang shows this shape's last launch
+        status = {}
+        for label, lib, _ in opened:
+            progress(f"the check of {label}", sc)
+            status[label] = check({"lib": lib}, sc, [0, 1], 7)[0]
+        b, sq, hq = sc["batch"], sc["seqlen_q"], sc["heads_q"]
+        scale = 1.0 / math.sqrt(sc["head_dim"])
+        q, k, v = make_inputs(sc, 3, 1.0)
+        fns = {}
+        for label, lib, _ in opened:
+            if status[label] == "ok":
+                o, lse = torch.empty_like(q), torch.empty(b, hq, sq, device="cuda")
+                fns[label] = lambda lib=lib, o=o, lse=lse: call_kernel(lib, sc, q, k, v, o, lse, scale)
+        progress("the round-robin timing", sc)
+        ms = time_interleaved(fns, reps, cap) if fns else {}
+        print(json.dumps(dict(scenario=sc["name"], status=status, us={n: round(1e3 * t, 2) for n, t in ms.items()})),
+              flush=True)
+        bad = bad or any(st != "ok" for st in status.values())
+        del q, k, v, fns
+        torch.cuda.empty_cache()
+    os._exit(4 if bad else 0)
+
+
 # ---- parent: build, then one child per (kernel, scenario) --------------------------------------------------
-def run_child(k, scs, args):
-    """One child process for kernel `k` on the scenarios `scs` (one, or the whole list with --sequence)."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", k["so"], "--scenario", json.dumps(scs),
+def run_child(ks, scs, args):
+    """One child process for the kernels `ks` (one, or all with --together) on the scenarios `scs` (one, or the
+    whole list with --sequence or --together)."""
+    libs = [[k["label"], k["so"]] for k in ks]
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(libs), "--scenario", json.dumps(scs),
            "--launches", str(args.launches), "--replays", str(args.replays), "--timeout", str(args.timeout)]
+    cmd += ["--together"] if args.together else []
     t0 = time.time()
     try:
         limit = (args.timeout + 60) * len(scs) + 30
@@ -166,7 +231,8 @@ def run_child(k, scs, args):
         rc, out = -9, f"child killed after {limit} s: {(e.stdout or b'')!s:.400}"
     status = {0: "ok", HANG_RC: "HANG", 4: "WRONG", 2: "rc"}.get(rc, f"exit {rc}")
     name = scs[0]["name"] if len(scs) == 1 else f"{len(scs)} in order"
-    return dict(kernel=k["label"], scenario=name, status=status, seconds=round(time.time() - t0, 1), log=out)
+    return dict(kernel=" + ".join(k["label"] for k in ks), scenario=name, status=status,
+                seconds=round(time.time() - t0, 1), log=out)
 
 
 def main():
@@ -179,12 +245,19 @@ def main():
                     "between them (the timing path of ladder_bench and the harness)")
     ap.add_argument("--sequence", action="store_true", help="one process per kernel runs the scenarios in suite "
                     "order (what one shape leaves reaches the next), instead of one process per scenario")
+    ap.add_argument("--together", action="store_true", help="one process for every kernel, the scenarios in suite "
+                    "order, each checked then timed round-robin as ladder_bench does (run 57's hang needed this)")
+    ap.add_argument("--reps", type=int, default=40, help="--together: timing samples per kernel and shape")
+    ap.add_argument("--cap", type=float, default=0.3, help="--together: seconds of samples per shape at most")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds one launch may run before it is a hang")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     ap.add_argument("--scenario", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, json.loads(args.scenario), args.launches, args.replays, args.timeout)
+        libs, scs = json.loads(args.child), json.loads(args.scenario)
+        if args.together:
+            child_together(libs, scs, args.timeout, args.reps, args.cap)
+        child(libs[0][1], scs, args.launches, args.replays, args.timeout)
         return
     from ladder_bench import build, load_suite, parse_spec
     if not os.path.isfile(args.suite):
@@ -204,9 +277,9 @@ def main():
     print(f"# {len(ks)} builds in {time.time() - t0:.0f} s; {len(scs)} scenarios, {args.launches} launches each",
           flush=True)
     results = []
-    for group in ([scs] if args.sequence else [[sc] for sc in scs]):
-        for k in ks:
-            r = run_child(k, group, args)
+    for group in ([scs] if args.sequence or args.together else [[sc] for sc in scs]):
+        for kernels in ([ks] if args.together else [[k] for k in ks]):
+            r = run_child(kernels, group, args)
             results.append(r)
             print(f"{r['scenario']:34s} {r['kernel']:44s} {r['status']:6s} {r['seconds']:6.1f} s", flush=True)
             if r["status"] != "ok":

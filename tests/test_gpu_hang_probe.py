@@ -50,3 +50,22 @@ def test_a_sequence_runs_the_shapes_in_one_process_and_names_the_one_that_hangs(
     first = json.loads(group["log"].splitlines()[0])          # S_returns ran first: launches, replays, its check
     assert first["scenario"] == "S_returns" and first["replays"] == 2 and first["status"] != "ok"
     assert "HANG on S_hangs at launch 0 of 2" in group["log"]
+
+
+def test_together_checks_and_times_every_kernel_in_one_process_and_a_thread_reports_the_hang(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    env = dict(os.environ, OUT=str(tmp_path), LADDER_BUILD=str(tmp_path / "build"))
+    stub = "tests/fixtures/hang_stub.cu"
+    run = subprocess.run([sys.executable, "scripts/hang_probe.py", "--suite", "tests/fixtures/hang_stub_seq.csv",
+                          "--kernels", stub, f"{stub}:SECOND_COPY=1", "--timeout", "3", "--together"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    print(run.stdout[-4000:], run.stderr[-2000:])
+    assert run.returncode == 1
+    (group,) = json.loads((tmp_path / "hang_probe.json").read_text())
+    assert group["status"] == "HANG" and group["kernel"] == "hang_stub + hang_stub[SECOND_COPY=1]"
+    first = json.loads(group["log"].splitlines()[0])          # S_returns: both checked (nothing written: not ok)
+    assert first["scenario"] == "S_returns" and set(first["status"]) == {"hang_stub", "hang_stub[SECOND_COPY=1]"}
+    assert "HANG on S_hangs at the check of hang_stub (no progress for 3 s)" in group["log"]
+    assert group["log"].count("stuck producer   barrier 0x380c0 parity 1") == 1   # only the hung library's wait
