@@ -15,7 +15,8 @@
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
 // v21 (run 47) 1.0456x FA3 (H200, eval 472824c8c0da: A 1.000 B 0.990 C 1.035 D 1.221); v22 (DYN_CHUNKS, DYN_LONG,
-// run 56) 1.0380 on an H100 (eval 08e88c3cb824), x1.02 over v21 on the 22 shapes it reaches. Edge: see run 57.
+// run 56) 1.0380 on an H100 (eval 08e88c3cb824); the acceptance command (fa3,cudnn,fa2) on an H100 1.041 (run 59,
+// eval 5dd4d811b3f6, slowest 0.864), edge 30/30. EMPTY_SOLO: runs 57-62 (an H100 hang with a second library).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
