@@ -290,7 +290,8 @@ for stage in "$@"; do
       mets+=',regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,sm__cycles_elapsed.avg.per_second'
       mets+=',launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum'
       # the counters' lines worth reading in ncu's report
-      shown='Duration|SM Frequency|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_|pipe_alu_|pipe_xu|issue_active'
+      shown='Duration|SM Frequency|DRAM Throughput|Elapsed Cycles|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_'
+      shown+='|pipe_alu_|pipe_xu|issue_active'
       shown+='|stalled_(barrier|long_scoreboard|short_scoreboard|wait|math_pipe_throttle|mio_throttle|dispatch_stall'
       shown+='|no_instruction|selected|not_selected|sleeping|membar|branch_resolving|lg_throttle|tex_throttle|misc'
       shown+='|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued'
