@@ -11,9 +11,12 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu; day=$(date -u +%F)
+# the JSON is named by the card it ran on (session 20: a call naming nvidia-h200 ran on an H100)
+card=$(case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in *H200*) echo h200;; *H100*) echo h100;;
+  *) echo gpu;; esac)
 echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
 timeout -k 10 330 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
-  --json "$OUT/h200_ladder_04_pingpong_full_dt4_v22_$day.json" > "$OUT/v22_full3.log" 2>&1
+  --json "$OUT/${card}_ladder_04_pingpong_full_dt4_v22_$day.json" > "$OUT/v22_full3.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/v22_full3.log" | tail -12
 echo "#### edge: v22 through workbench check $(date -u +%T)"
 timeout -k 10 170 python3 -m workbench.cli check $K --suite edge --anchors fa3,cudnn,fa2 > "$OUT/edge_check.log" 2>&1
