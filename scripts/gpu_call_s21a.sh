@@ -5,8 +5,8 @@
 # 1. the tools' GPU tests: hang_probe's three (one child per shape, --sequence, --together) and tile_timeline's (its
 #    stub records one per tile since session 20);
 # 2. `hang_probe --together` on run 57's shapes with the old rule in both libraries, plain (the reproducer, 4 of 4 so
-#    far) and with WATCHDOG=1 in both (where every CTA stopped, which waits are stuck; if the watchdog's timing
-#    hides the race, the plain pair still says it is there);
+#    far), with WATCHDOG=1 in both and in the first only (where every CTA stopped, which waits are stuck; if the
+#    watchdog's timing hides the race, the plain pair still says it is there);
 # 3. the default pair the same way (EMPTY_SOLO 1: passed run 62).
 # Run as: CALL=scripts/gpu_call_s21a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
@@ -28,6 +28,7 @@ probe() {   # name, then kernel specs
   grep -E "^    (HANG|watchdog|mark|stuck)" "$OUT/together_$name.log" | cut -c1-160 | head -40
 }
 probe old_watchdog "$K:EMPTY_SOLO=0,WATCHDOG=1" "$K:EMPTY_SOLO=0,DYN_CHUNKS=0,DYN_LONG=0,WATCHDOG=1"
+probe old_watchdog_first "$K:EMPTY_SOLO=0,WATCHDOG=1" "$K:EMPTY_SOLO=0,DYN_CHUNKS=0,DYN_LONG=0"
 probe old "$K:EMPTY_SOLO=0" "$K:EMPTY_SOLO=0,DYN_CHUNKS=0,DYN_LONG=0"
 probe default "$K" "$K:DYN_CHUNKS=0,DYN_LONG=0"
 rm -f "$OUT/hang_probe.json"
