@@ -13,20 +13,19 @@
 //   split keys only for grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v21 (run 47) 1.0456x FA3 (H200, eval 472824c8c0da: A 1.000 B 0.990 C 1.035 D 1.221); v22 (DYN_CHUNKS, DYN_LONG,
-// run 56) 1.0380 on an H100 (eval 08e88c3cb824); the acceptance command (fa3,cudnn,fa2) on an H100 1.041 (run 59,
-// eval 5dd4d811b3f6, slowest 0.864), edge 30/30. EMPTY_SOLO: runs 57-62 (an H100 hang with a second library).
+// Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
+// (run 47, eval 472824c8c0da); v22 (DYN_CHUNKS, DYN_LONG, EMPTY_SOLO) 1.041 on an H100 (run 59, eval 5dd4d811b3f6).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
-//   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, EMPTY_SOLO (d256
-//   grids with keyless tiles one tile per CTA, run 57); MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES,
-//   MAX_SPLITS. Diagnostics: TIMELINE=1 (scripts/tile_timeline.py), WATCHDOG=1 (scripts/hang_probe.py).
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V, D128_O_IN_V (run 63); RESCALE_UNDER_EXP,
+//   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
+//   DYN_LONG, EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-62); MASK_PEEL, PACK_GQA,
+//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (scripts/tile_timeline.py), WATCHDOG=1
+//   (scripts/hang_probe.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
 //   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
@@ -64,6 +63,9 @@
 #endif
 #ifndef D256_O_IN_V
 #define D256_O_IN_V 1       // @knob D256_O_IN_V 1 {0,1}  d256: Q freed after the last S GEMM, O staged in a V stage
+#endif
+#ifndef D128_O_IN_V
+#define D128_O_IN_V 0       // @knob D128_O_IN_V 0 {0,1}  the same for d128's 176-key blocks (one Q buffer too): run 63
 #endif
 #ifndef PERSISTENT
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
@@ -187,7 +189,7 @@ struct Cfg {
     // S GEMM (the next tile's Q loads under the last PV and the epilogue) and O is staged in the V ring at the
     // warpgroup's Q offset (its address then needs no warpgroup index: one more spilled the walk), which the producer
     // refills only after every store has read it (o_empty)
-    static constexpr bool O_IN_V = D256_O_IN_V && D == 256 && Q_BUFS == 1;
+    static constexpr bool O_IN_V = ((D256_O_IN_V && D == 256) || (D128_O_IN_V && D == 128)) && Q_BUFS == 1;
     static_assert(!O_IN_V || NWG * Q_WG_BYTES <= STAGES * KV_BYTES, "every consumer's O fits the V ring");
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
