@@ -24,8 +24,8 @@
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V, D128_O_IN_V (run 63); RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
 //   DYN_LONG, EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-62); MASK_PEEL, PACK_GQA,
-//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (scripts/tile_timeline.py), WATCHDOG=1
-//   (scripts/hang_probe.py).
+//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; KV_HINT (run 64). Diagnostics: TIMELINE=1 (tile_timeline.py),
+//   WATCHDOG=1 (scripts/hang_probe.py).
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
 //   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
@@ -63,6 +63,9 @@
 #endif
 #ifndef D256_O_IN_V
 #define D256_O_IN_V 1       // @knob D256_O_IN_V 1 {0,1}  d256: Q freed after the last S GEMM, O staged in a V stage
+#endif
+#ifndef KV_HINT
+#define KV_HINT 0           // @knob KV_HINT 0 {0,1}  FA3's L2 hints: K/V loads EVICT_LAST, Q EVICT_FIRST (run 64)
 #endif
 #ifndef D128_O_IN_V
 #define D128_O_IN_V 0       // @knob D128_O_IN_V 0 {0,1}  the same for d128's 176-key blocks (one Q buffer too): run 63
@@ -300,6 +303,27 @@ __device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map
         " [%0], [%1, {%2, %3, %2, %4, %5}], [%6];\n"
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar)
         : "memory");
+}
+// The same load with an L2 eviction priority (CUTLASS's CacheHintSm90 policy words): KV_HINT keeps K/V, which every
+// query block of a head streams again, ahead of Q, which one tile reads once
+constexpr uint64_t kEvictFirst = 0x12F0000000000000ull, kEvictLast = 0x14F0000000000000ull;
+__device__ __forceinline__ void tma_load_5d_hint(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                                 int c1, int c3, int c4, uint64_t policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %2, %4, %5}], [%6], %7;\n"
+        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar), "l"(policy)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_kv(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3,
+                                            int c4) {
+    if constexpr (KV_HINT != 0) tma_load_5d_hint(dst, map, bar, c1, c3, c4, kEvictLast);
+    else tma_load_5d(dst, map, bar, c1, c3, c4);
+}
+__device__ __forceinline__ void tma_load_q(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3,
+                                           int c4) {
+    if constexpr (KV_HINT != 0) tma_load_5d_hint(dst, map, bar, c1, c3, c4, kEvictFirst);
+    else tma_load_5d(dst, map, bar, c1, c3, c4);
 }
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t src, int c1, int c3, int c4) {
     asm volatile(
@@ -776,7 +800,7 @@ __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, i
     const int s = stage_of<C>(i);
     mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
-    tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
+    tma_load_kv(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV,
@@ -784,7 +808,7 @@ __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, i
     const int s = stage_of<C>(i);
     mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
-    tma_load_5d(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
+    tma_load_kv(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
 }
 
 // One tile: K_0 first (its stage frees early), then Q once the consumers' O of the previous tile has
@@ -819,7 +843,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
             for (int j = 0; j < C::D / 64; ++j)   // (unrolled, the 24-register producer spilled at d256)
                 tma_load_5c(dst + j * 64 * 128, tm_q, bar.q_full(buf, w), 64 * j, pos, t.h, t.b);
         } else {
-            tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+            tma_load_q(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
         }
     }
     WD_MARK(tile_iter, 11);
