@@ -9,7 +9,8 @@
 #    no-staging branch) and compute-sanitizer synccheck/racecheck on tests/fixtures/d128_176_walk.csv.
 # Prediction (written before the run): each tile's Q wait goes, a 256-thread barrier before the staging and a V_0
 # wait come; on tiles of 24-190 blocks +0.3-1.5 %, most where tiles are shortest (the 4k shapes), none slower than
-# -0.5 %. Rule: default when the 25 shapes gain >= +0.5 % with 25/25 and edge passes; else delete the knob.
+# -0.5 %. Rule: default when the 25 shapes gain >= +0.5 % with 25/25 and edge passes; else delete the knob. The A/B
+# is itself run 57's hang path (two libraries checked and timed round-robin): a hang there stops the knob too.
 # Run as: CALL=scripts/gpu_call_s21c.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab63"
