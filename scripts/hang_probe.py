@@ -90,18 +90,27 @@ def open_lib(so):
     return lib, (ctypes.c_uint32 * WD_WORDS).from_address(addr)
 
 
-def wait_or_report(lib, words, sc, what, timeout):
+def report_marks(labelled_words, sc):
+    """After a hang: each library's watchdog summary (label None: the only one, printed without a heading)."""
+    if any(words is not None for _, words in labelled_words):
+        time.sleep(1.5)                     # past the watchdog's one-second threshold
+    for label, words in labelled_words:
+        if words is None:
+            print(f"{label}: no watchdog in this build (WATCHDOG=1 shows where)" if label else
+                  "(no watchdog in this build: WATCHDOG=1 shows where)", flush=True)
+        else:
+            lines = summarize_watchdog(list(words), grid_ctas_hint(sc))
+            print((f"watchdog of {label}:\n" if label else "") + "\n".join(lines), flush=True)
+
+
+def wait_or_report(words, sc, what, timeout):
     """Poll the stream; on a hang print where (the watchdog's marks) and end the process (and its context)."""
     import torch
     stream, t0 = torch.cuda.current_stream(), time.time()
     while not stream.query():
         if time.time() - t0 > timeout:
             print(f"HANG on {sc['name']} at {what} (running {timeout:.0f} s)", flush=True)
-            if words is not None:
-                time.sleep(1.5)         # past the watchdog's one-second threshold
-                print("\n".join(summarize_watchdog(list(words), grid_ctas_hint(sc))), flush=True)
-            else:
-                print("(no watchdog in this build: WATCHDOG=1 shows where)", flush=True)
+            report_marks([(None, words)], sc)
             os._exit(HANG_RC)
         time.sleep(0.002)
 
@@ -110,6 +119,7 @@ def run_one(lib, words, sc, launches, replays, timeout):
     """`launches` plain launches, then `replays` CUDA-graph replays of the call with a 256 MB write between them
     (ladder_bench's and the harness's timing), each polled; then ladder_bench's check with its scaled inputs."""
     import torch
+    from bench_timing import L2_FLUSH_BYTES
     from ladder_bench import call_kernel, check, guarded, make_inputs
     b, sq, hq, d = sc["batch"], sc["seqlen_q"], sc["heads_q"], sc["head_dim"]
     scale = 1.0 / math.sqrt(d)
@@ -124,9 +134,9 @@ def run_one(lib, words, sc, launches, replays, timeout):
         if rc != 0:
             print(f"{sc['name']} launch {i}: rc {rc}", flush=True)
             os._exit(2)
-        wait_or_report(lib, words, sc, f"launch {i} of {launches}", timeout)
+        wait_or_report(words, sc, f"launch {i} of {launches}", timeout)
     if replays:
-        flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+        flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
         side = torch.cuda.Stream()
         with torch.cuda.stream(side):
             call_kernel(lib, sc, q, k, v, o, lse, scale)          # warm-up on the capture stream
@@ -139,7 +149,7 @@ def run_one(lib, words, sc, launches, replays, timeout):
             if words is not None:
                 lib.attn_watchdog_open()
             graph.replay()
-            wait_or_report(lib, words, sc, f"graph replay {i} of {replays}", timeout)
+            wait_or_report(words, sc, f"graph replay {i} of {replays}", timeout)
         del graph, flush
     wall = time.time() - t_start
     status, worst = check({"lib": lib}, sc, [0], 7)     # ladder_bench's check with its scaled seed (x16 inputs)
@@ -177,13 +187,7 @@ def child_together(libs, scs, timeout, reps, cap):
         while time.time() - state["t"] <= timeout:
             time.sleep(0.25)
         print(f"HANG on {state['sc']['name']} at {state['step']} (no progress for {timeout:.0f} s)", flush=True)
-        time.sleep(1.5)                     # past the watchdog's one-second threshold
-        for label, _, words in opened:
-            if words is None:
-                print(f"{label}: no watchdog in this build (WATCHDOG=1 shows where)", flush=True)
-            else:
-                lines = summarize_watchdog(list(words), grid_ctas_hint(state["sc"]))
-                print(f"watchdog of {label}:\n" + "\n".join(lines), flush=True)
+        report_marks([(label, words) for label, _, words in opened], state["sc"])
         os._exit(HANG_RC)
 
     threading.Thread(target=monitor, daemon=True).start()
