@@ -315,14 +315,10 @@ __device__ __forceinline__ void tma_load_5d_hint(uint32_t dst, const CUtensorMap
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar), "l"(policy)
         : "memory");
 }
-__device__ __forceinline__ void tma_load_kv(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3,
-                                            int c4) {
-    if constexpr (KV_HINT != 0) tma_load_5d_hint(dst, map, bar, c1, c3, c4, kEvictLast);
-    else tma_load_5d(dst, map, bar, c1, c3, c4);
-}
-__device__ __forceinline__ void tma_load_q(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3,
-                                           int c4) {
-    if constexpr (KV_HINT != 0) tma_load_5d_hint(dst, map, bar, c1, c3, c4, kEvictFirst);
+// (the policy only under KV_HINT; otherwise the plain load)
+__device__ __forceinline__ void tma_load_5d_as(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3,
+                                               int c4, uint64_t policy) {
+    if constexpr (KV_HINT != 0) tma_load_5d_hint(dst, map, bar, c1, c3, c4, policy);
     else tma_load_5d(dst, map, bar, c1, c3, c4);
 }
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t src, int c1, int c3, int c4) {
@@ -800,7 +796,7 @@ __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, i
     const int s = stage_of<C>(i);
     mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
-    tma_load_kv(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
+    tma_load_5d_as(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b, kEvictLast);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV,
@@ -808,7 +804,7 @@ __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, i
     const int s = stage_of<C>(i);
     mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
-    tma_load_kv(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
+    tma_load_5d_as(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b, kEvictLast);
 }
 
 // One tile: K_0 first (its stage frees early), then Q once the consumers' O of the previous tile has
@@ -843,7 +839,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
             for (int j = 0; j < C::D / 64; ++j)   // (unrolled, the 24-register producer spilled at d256)
                 tma_load_5c(dst + j * 64 * 128, tm_q, bar.q_full(buf, w), 64 * j, pos, t.h, t.b);
         } else {
-            tma_load_q(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
+            tma_load_5d_as(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b, kEvictFirst);
         }
     }
     WD_MARK(tile_iter, 11);
