@@ -91,7 +91,13 @@
 #ifndef DYN_LONG
 #define DYN_LONG 1          // @knob DYN_LONG 1 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
 #endif                      // tiles from the counter (same chunked order) instead of a CTA launched per tile
-#define DYN_WALK (DYN_CHUNKS || DYN_LONG)
+#ifndef DYN_ONE
+#define DYN_ONE 0           // @knob DYN_ONE 0 {0,1}  the static LPT walk's grids of >= 12 tiles per SM from the counter
+#endif                      // (run 67: the boustrophedon's rounds straddle tile lengths, B_h32x8_d128_c1_s2k tail 13 us)
+#ifndef DYN_PAIRS
+#define DYN_PAIRS 0         // @knob DYN_PAIRS 0 {0,1}  persistent pairs up to d128 (groups of 1, >= 12 tiles per SM)
+#endif                      // walked instead (run 67: 1024 equal pairs on 132 SMs leave a quarter of the last round idle)
+#define DYN_WALK (DYN_CHUNKS || DYN_LONG || DYN_ONE)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -1777,7 +1783,12 @@ int launch(const Call& a, cudaStream_t stream) {
     // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
     // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
     // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv);
+    // DYN_PAIRS: also the persistent pairs' grids whose walk would be the counter's chunks (groups of 1, >= 12 tiles
+    // per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on short tiles
+    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && p.group <= DYN_MAX_GROUP &&
+                           (long long)p.n_mblocks * splits * a.batch * heads_grid >= 12LL * sms;
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv ||
+                                                  dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
@@ -1823,6 +1834,9 @@ int launch(const Call& a, cudaStream_t stream) {
             p.lpt_walk = 2;
         }
     }
+    // DYN_ONE: the one order's static walk from the counter where it has >= 12 tiles per SM (the boustrophedon's rounds
+    // straddle tile lengths: B_h32x8_d128_c1_s2k's CTAs 25 us apart in run 65, as scripts/causal_schedule_model.py has it)
+    if (DYN_ONE && p.lpt_walk == 1 && p.pair_units == 0 && (long long)p.n_mblocks * units >= 12LL * sms) p.lpt_walk = 2;
     // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile, its start and the previous one's end
     // unhidden) walked by one CTA per SM through the counter, in the same order, up to d128 (run 54: B d128 16k-32k
     // +2-7 %; A_d256_c1_s16k -13 %, B_h16x8_d256_c1_s16k -2..-6 %)
