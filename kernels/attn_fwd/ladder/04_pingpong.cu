@@ -1783,9 +1783,10 @@ int launch(const Call& a, cudaStream_t stream) {
     // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
     // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
     // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
-    // DYN_PAIRS: also the persistent pairs' grids whose walk would be the counter's chunks (groups of 1, >= 12 tiles
-    // per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on short tiles
-    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && p.group <= DYN_MAX_GROUP &&
+    // DYN_PAIRS: also the persistent pairs' grids of >= 16 query blocks whose walk would be the counter's chunks
+    // (groups of 1, >= 12 tiles per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on
+    // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
+    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && p.group <= DYN_MAX_GROUP && p.n_mblocks >= 16 &&
                            (long long)p.n_mblocks * splits * a.batch * heads_grid >= 12LL * sms;
     const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv ||
                                                   dyn_pairs);
