@@ -24,7 +24,7 @@ timeout 150 python3 -m workbench.cli check $K --suite edge > "$OUT/edge_check.lo
 grep -E "^(geomean_vs_fa3|all_correct|scenarios)|FAIL|failed" "$OUT/edge_check.log" | head -8
 echo "#### compute-sanitizer on E_d256_q4097_k129_mqa_causal $(date -u +%T)"
 for tool in synccheck; do
-  timeout 80 compute-sanitizer --tool $tool --kernel-name regex:attn_wgmma --error-exitcode 9 python3 \
+  timeout 80 compute-sanitizer --tool $tool --kernel-name kns=attn_wgmma --error-exitcode 9 python3 \
     scripts/ladder_bench.py --anchors "" --seeds 0 --suite $E --only E_d256_q4097_k129_mqa_causal --no-time \
     --no-scaled --kernels $K > "$OUT/san_$tool.log" 2>&1
   echo "$tool rc $?"; grep -E "ERROR SUMMARY|hazard|Barrier|error" "$OUT/san_$tool.log" | head -4

@@ -22,7 +22,7 @@ grep -E "^\[ *2[4-6]/30\]" "$OUT/edge_check.log" | cut -c1-150
 grep -q "FAILED timeout" "$OUT/edge_check.log" && bad=1
 if [ $bad -eq 1 ]; then
   echo "#### synccheck on E_d256_q4097_k129_mqa_causal $(date -u +%T)"
-  timeout 60 compute-sanitizer --tool synccheck --kernel-name regex:attn_wgmma --error-exitcode 9 python3 \
+  timeout 60 compute-sanitizer --tool synccheck --kernel-name kns=attn_wgmma --error-exitcode 9 python3 \
     scripts/ladder_bench.py --anchors "" --seeds 0 --suite $E --only E_d256_q4097_k129_mqa_causal --no-time \
     --no-scaled --kernels $K > "$OUT/san_synccheck.log" 2>&1
   echo "synccheck rc $?"; grep -E "ERROR SUMMARY|hazard|Barrier|error" "$OUT/san_synccheck.log" | head -4

@@ -32,7 +32,7 @@ OUT="$OUT/edge63" timeout -k 10 120 python3 scripts/ladder_bench.py --anchors ""
 echo "rc $?"; grep -E "^E_" "$OUT/edge63.log" | cut -c1-120
 echo "#### compute-sanitizer with the knob: 320 176-key tiles, 2-3 per persistent CTA $(date -u +%T)"
 for tool in synccheck racecheck; do
-  timeout -k 10 150 compute-sanitizer --tool $tool --kernel-name regex:attn_wgmma --error-exitcode 9 python3 \
+  timeout -k 10 150 compute-sanitizer --tool $tool --kernel-name kns=attn_wgmma --error-exitcode 9 python3 \
     scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time --suite tests/fixtures/d128_176_walk.csv \
     --kernels "$K:D128_O_IN_V=1" > "$OUT/san_$tool.log" 2>&1
   echo "$tool rc $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/san_$tool.log" | head -3

@@ -8,27 +8,26 @@
 //   buffer) frees Q after the last S GEMM and stages O in the V ring;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
-//   per SM under 128 blocks, from 128 in chunks of heads whose K/V fit in L2; mirrored pairs of query blocks
-//   instead for >= 1024 tiles where they beat the walk (d256; persistent pairs of up to 32 blocks, d64 8, groups < 4);
+//   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
+//   pairs of query blocks for >= 1024 tiles where they beat the walk (d256; persistent under 16 blocks, d64 8);
 //   split keys only for grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); v22 (DYN_CHUNKS, DYN_LONG, EMPTY_SOLO) 1.041 on an H100 (run 59, eval 5dd4d811b3f6).
+// (run 47, eval 472824c8c0da); v22 1.044 on an H100 (run 65, eval cf53d6dd2ef4, fa3,cudnn,fa2); v23 = DYN_PAIRS.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V, D128_O_IN_V (run 63); RESCALE_UNDER_EXP,
-//   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
-//   DYN_LONG, EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-62); MASK_PEEL, PACK_GQA,
-//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; KV_HINT (run 64). Diagnostics: TIMELINE=1 (tile_timeline.py),
-//   WATCHDOG=1 (scripts/hang_probe.py).
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
+//   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
+//   67-68), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66); MASK_PEEL, PACK_GQA,
+//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (tile_timeline.py), WATCHDOG=1.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
-//   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
+//   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
+//   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -64,12 +63,6 @@
 #ifndef D256_O_IN_V
 #define D256_O_IN_V 1       // @knob D256_O_IN_V 1 {0,1}  d256: Q freed after the last S GEMM, O staged in a V stage
 #endif
-#ifndef KV_HINT
-#define KV_HINT 0           // @knob KV_HINT 0 {0,1}  FA3's L2 hints: K/V loads EVICT_LAST, Q EVICT_FIRST (run 64)
-#endif
-#ifndef D128_O_IN_V
-#define D128_O_IN_V 0       // @knob D128_O_IN_V 0 {0,1}  the same for d128's 176-key blocks (one Q buffer too): run 63
-#endif
 #ifndef PERSISTENT
 #define PERSISTENT 1        // @knob PERSISTENT 1 {0,1}  one CTA per SM looping over tiles (non-causal grids)
 #endif
@@ -91,13 +84,10 @@
 #ifndef DYN_LONG
 #define DYN_LONG 1          // @knob DYN_LONG 1 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
 #endif                      // tiles from the counter (same chunked order) instead of a CTA launched per tile
-#ifndef DYN_ONE
-#define DYN_ONE 0           // @knob DYN_ONE 0 {0,1}  the static LPT walk's grids of >= 12 tiles per SM from the counter
-#endif                      // (run 67: the boustrophedon's rounds straddle tile lengths, B_h32x8_d128_c1_s2k tail 13 us)
 #ifndef DYN_PAIRS
-#define DYN_PAIRS 0         // @knob DYN_PAIRS 0 {0,1}  persistent pairs up to d128 (groups of 1, >= 12 tiles per SM)
-#endif                      // walked instead (run 67: 1024 equal pairs on 132 SMs leave a quarter of the last round idle)
-#define DYN_WALK (DYN_CHUNKS || DYN_LONG || DYN_ONE)
+#define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
+#endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
+#define DYN_WALK (DYN_CHUNKS || DYN_LONG)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -198,7 +188,7 @@ struct Cfg {
     // S GEMM (the next tile's Q loads under the last PV and the epilogue) and O is staged in the V ring at the
     // warpgroup's Q offset (its address then needs no warpgroup index: one more spilled the walk), which the producer
     // refills only after every store has read it (o_empty)
-    static constexpr bool O_IN_V = ((D256_O_IN_V && D == 256) || (D128_O_IN_V && D == 128)) && Q_BUFS == 1;
+    static constexpr bool O_IN_V = D256_O_IN_V && D == 256 && Q_BUFS == 1;
     static_assert(!O_IN_V || NWG * Q_WG_BYTES <= STAGES * KV_BYTES, "every consumer's O fits the V ring");
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
@@ -309,23 +299,6 @@ __device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map
         " [%0], [%1, {%2, %3, %2, %4, %5}], [%6];\n"
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar)
         : "memory");
-}
-// The same load with an L2 eviction priority (CUTLASS's CacheHintSm90 policy words): KV_HINT keeps K/V, which every
-// query block of a head streams again, ahead of Q, which one tile reads once
-constexpr uint64_t kEvictFirst = 0x12F0000000000000ull, kEvictLast = 0x14F0000000000000ull;
-__device__ __forceinline__ void tma_load_5d_hint(uint32_t dst, const CUtensorMap* map, uint32_t bar,
-                                                 int c1, int c3, int c4, uint64_t policy) {
-    asm volatile(
-        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-        " [%0], [%1, {%2, %3, %2, %4, %5}], [%6], %7;\n"
-        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(c1), "r"(c3), "r"(c4), "r"(bar), "l"(policy)
-        : "memory");
-}
-// (the policy only under KV_HINT; otherwise the plain load)
-__device__ __forceinline__ void tma_load_5d_as(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c1, int c3,
-                                               int c4, uint64_t policy) {
-    if constexpr (KV_HINT != 0) tma_load_5d_hint(dst, map, bar, c1, c3, c4, policy);
-    else tma_load_5d(dst, map, bar, c1, c3, c4);
 }
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, uint32_t src, int c1, int c3, int c4) {
     asm volatile(
@@ -802,7 +775,7 @@ __device__ __forceinline__ void load_k(const CUtensorMap* tm_k, const Tile& t, i
     const int s = stage_of<C>(i);
     mbar_wait(bar.k_empty(s), phase_of<C>(i) ^ 1);   // a fresh barrier passes parity 1 at once
     mbar_expect_tx(bar.k_full(s), C::KV_BYTES);      // full box bytes, also when rows past seqlen_k are zero-filled
-    tma_load_5d_as(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b, kEvictLast);
+    tma_load_5d(sK + s * C::KV_BYTES, tm_k, bar.k_full(s), n * C::BN, t.hk, t.b);
 }
 template <class C>
 __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, int n, int i, uint32_t sV,
@@ -810,7 +783,7 @@ __device__ __forceinline__ void load_v(const CUtensorMap* tm_v, const Tile& t, i
     const int s = stage_of<C>(i);
     mbar_wait(bar.v_empty(s), phase_of<C>(i) ^ 1);
     mbar_expect_tx(bar.v_full(s), C::KV_BYTES);
-    tma_load_5d_as(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b, kEvictLast);
+    tma_load_5d(sV + s * C::KV_BYTES, tm_v, bar.v_full(s), n * C::BN, t.hk, t.b);
 }
 
 // One tile: K_0 first (its stage frees early), then Q once the consumers' O of the previous tile has
@@ -845,7 +818,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
             for (int j = 0; j < C::D / 64; ++j)   // (unrolled, the 24-register producer spilled at d256)
                 tma_load_5c(dst + j * 64 * 128, tm_q, bar.q_full(buf, w), 64 * j, pos, t.h, t.b);
         } else {
-            tma_load_5d_as(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b, kEvictFirst);
+            tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
         }
     }
     WD_MARK(tile_iter, 11);
@@ -1835,9 +1808,6 @@ int launch(const Call& a, cudaStream_t stream) {
             p.lpt_walk = 2;
         }
     }
-    // DYN_ONE: the one order's static walk from the counter where it has >= 12 tiles per SM (the boustrophedon's rounds
-    // straddle tile lengths: B_h32x8_d128_c1_s2k's CTAs 25 us apart in run 65, as scripts/causal_schedule_model.py has it)
-    if (DYN_ONE && p.lpt_walk == 1 && p.pair_units == 0 && (long long)p.n_mblocks * units >= 12LL * sms) p.lpt_walk = 2;
     // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile, its start and the previous one's end
     // unhidden) walked by one CTA per SM through the counter, in the same order, up to d128 (run 54: B d128 16k-32k
     // +2-7 %; A_d256_c1_s16k -13 %, B_h16x8_d256_c1_s16k -2..-6 %)
