@@ -16,7 +16,8 @@ echo "#### timeline with records: default and DYN_CHUNKS=0 $(date -u +%T)"
 OUT="$OUT" timeout -k 10 200 python3 scripts/tile_timeline.py --kernels $K "$K:DYN_CHUNKS=0" \
   --only A_d128_c1_s2k A_d128_c1_s4k --anchors fa3 --save-records > "$OUT/tile_timeline.log" 2>&1
 echo "rc $?"; grep -E "^== |SM time|tile us|steady block " "$OUT/tile_timeline.log" | cut -c1-150 | head -24
-( cd "$OUT" && ls timeline_*.bin >/dev/null 2>&1 && tar -czf timeline_records.tgz timeline_*.bin && rm -f timeline_*.bin )
+( cd "$OUT" && ls timeline_*.bin >/dev/null 2>&1 && tar -czf timeline_records.tgz timeline_*.bin \
+  && rm -f timeline_*.bin )
 echo "#### hang_probe --together: watchdog in the second library only $(date -u +%T)"
 OUT="$OUT" timeout -k 10 150 python3 scripts/hang_probe.py --suite $E --only E_d256,q4097 --together \
   --timeout 10 --kernels "$K:EMPTY_SOLO=0" "$K:EMPTY_SOLO=0,DYN_CHUNKS=0,DYN_LONG=0,WATCHDOG=1" \

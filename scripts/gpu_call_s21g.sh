@@ -16,6 +16,7 @@ python3 - "$OUT/ab68/ladder_bench.json" <<'PY'
 import json, sys
 for x in json.load(open(sys.argv[1]))["results"]:
     im = x["impl"]; b = im["04_pingpong"]["ms"]
-    print(x["name"], " ".join(f"{k.split('[')[-1]} x{b / v['ms']:.3f}" for k, v in im.items() if "[" in k and "ms" in v))
+    print(x["name"], " ".join(f"{k.split('[')[-1]} x{b / v['ms']:.3f}" for k, v in im.items()
+                              if "[" in k and "ms" in v))
 PY
 echo "#### done $(date -u +%T)"
