@@ -112,6 +112,33 @@ def sm_accounting(recs, device_sms=None):
     return out
 
 
+def cta_balance(recs, early_frac=0.05):
+    """Per CTA (its distinct tiles): key blocks, last end and busy time. Says whether CTAs that end early had less
+    work (blocks short: the walk's assignment) or ran slower (equal blocks, more ns per block: the SM). A CTA is early
+    when it ends more than early_frac of the span before the last one."""
+    t1 = max(r["gt_end"] for r in recs)
+    span = t1 - min(r["gt_start"] for r in recs)
+    tiles, ivs = {}, {}
+    for r in recs:
+        tiles[(r["cta"], r["k"])] = r["n_iter"]
+        ivs.setdefault(r["cta"], []).append((r["gt_start"], r["gt_end"]))
+    blocks = {}
+    for (cta, _), n in tiles.items():
+        blocks[cta] = blocks.get(cta, 0) + n
+    end = {cta: max(b for _, b in iv) for cta, iv in ivs.items()}
+    busy = {cta: sum(b - a for a, b in union(iv)) for cta, iv in ivs.items()}
+    early = sorted(c for c in end if t1 - end[c] > early_frac * span)
+    rest = [c for c in end if c not in early]
+    per_block = sorted(busy[c] / blocks[c] for c in blocks if blocks[c] > 0)
+    q = (lambda f: per_block[min(len(per_block) - 1, int(f * len(per_block)))]) if per_block else (lambda f: None)
+    out = dict(blocks_min=min(blocks.values()), blocks_median=median(list(blocks.values())),
+               blocks_max=max(blocks.values()), early_ctas=early, ns_per_block_p10=q(0.1), ns_per_block_p90=q(0.9))
+    if early and rest:
+        out.update(early_end_ns_median=median([t1 - end[c] for c in early]),
+                   early_blocks_short=median([blocks[c] for c in rest]) - median([blocks[c] for c in early]))
+    return out
+
+
 def length_class(n_iter):
     return next(name for name, lo, hi in LENGTH_CLASSES if n_iter >= lo and (hi is None or n_iter <= hi))
 
@@ -141,7 +168,7 @@ def analyze(recs, device_sms=None):
     for r in good:
         classes.setdefault(length_class(r["n_iter"]), []).append(r)
     out.update(
-        sm=sm_accounting(good, device_sms), ctas=len({r["cta"] for r in good}),
+        sm=sm_accounting(good, device_sms), balance=cta_balance(good), ctas=len({r["cta"] for r in good}),
         tiles=len({(r["cta"], r["k"]) for r in good}), warpgroups=sorted({r["wq"] for r in good}),
         ns_per_cycle=median(ratio), gt_step_ns=timer_step(good), all=tile_stats(good),
         by_length={name: tile_stats(classes[name]) for name, _, _ in LENGTH_CLASSES if name in classes})
@@ -154,6 +181,17 @@ def pct(x):
 
 def num(x, scale=1.0, digits=0):
     return "   -" if x is None else f"{x * scale:6.{digits}f}"
+
+
+def balance_line(b):
+    """cta_balance as one line: the blocks per CTA, the early CTAs and why, the ns per block across CTAs."""
+    line = f"   CTA work: key blocks min {b['blocks_min']} median {b['blocks_median']:g} max {b['blocks_max']}"
+    if "early_end_ns_median" in b:
+        line += (f"; {len(b['early_ctas'])} CTAs end {b['early_end_ns_median'] / 1e3:.1f} us early (median) with "
+                 f"{b['early_blocks_short']:g} blocks fewer")
+    if b["ns_per_block_p10"] is not None:
+        line += f"; busy ns per block p10 {b['ns_per_block_p10']:.0f} p90 {b['ns_per_block_p90']:.0f}"
+    return line
 
 
 def table(a):
@@ -170,6 +208,7 @@ def table(a):
                  + f" ns/cycle  timer step {a['gt_step_ns']} ns")
     lines.append(f"   SM time (of SMs x span): busy {pct(f['busy'])} %  gaps {pct(f['gaps'])} %"
                  f"  head {pct(f['head'])} %  tail {pct(f['tail'])} %")
+    lines.append(balance_line(a["balance"]))
     cols = [("all", a["all"])] + list(a["by_length"].items())
     lines.append(f"   {'n_iter class':22s}" + "".join(f"{name:>7s}" for name, _ in cols))
     lines.append(f"   {'records':22s}" + "".join(f"{s['records']:7d}" for _, s in cols))

@@ -134,3 +134,34 @@ def test_a_build_without_attn_timeline_exits_2_before_any_gpu_work(tmp_path):
     assert run.stdout.strip().startswith("rc 2"), run.stderr
     assert run.stderr.count("\n") == 1 and "exports no attn_timeline" in run.stderr
     assert "TIMELINE=1" in run.stderr and not out.exists()
+
+
+def balanced_grid(blocks_of, ns_per_block):
+    """Four CTAs (one SM each, one warpgroup), tiles of 4 blocks back to back from t=0: blocks_of[c] blocks for CTA c,
+    each block ns_per_block[c] ns."""
+    out = []
+    for c, (blocks, ns) in enumerate(zip(blocks_of, ns_per_block)):
+        t = 0
+        for k in range(blocks // 4):
+            out.append(record(t, t + 4 * ns, (0, 10, 20, 30, 40, 50), c, c, k, 0, 4))
+            t += 4 * ns
+    return tta.parse_records(b"".join(out))
+
+
+def test_cta_balance_says_early_ctas_had_less_work_when_their_blocks_are_short():
+    b = tta.cta_balance(balanced_grid([32, 32, 32, 28], [100, 100, 100, 100]))
+    assert (b["blocks_min"], b["blocks_median"], b["blocks_max"]) == (28, 32, 32)
+    assert b["early_ctas"] == [3] and b["early_end_ns_median"] == 400 and b["early_blocks_short"] == 4
+    assert b["ns_per_block_p10"] == b["ns_per_block_p90"] == 100
+    assert "1 CTAs end 0.4 us early (median) with 4 blocks fewer" in tta.balance_line(b)
+
+
+def test_cta_balance_says_a_slow_sm_by_its_ns_per_block_when_the_work_is_equal():
+    b = tta.cta_balance(balanced_grid([32, 32, 32, 32], [100, 100, 100, 90]))
+    assert b["early_ctas"] == [3] and b["early_blocks_short"] == 0   # equal work: the SM, not the walk
+    assert (b["ns_per_block_p10"], b["ns_per_block_p90"]) == (90, 100)
+
+
+def test_the_table_carries_the_balance_line():
+    lines = tta.table(tta.analyze(balanced_grid([32, 32, 32, 28], [100] * 4)))
+    assert any(line.startswith("   CTA work: key blocks min 28 median 32 max 32") for line in lines)
