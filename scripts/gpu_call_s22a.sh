@@ -15,7 +15,8 @@ echo "#### v23 through the campaign on full $(date -u +%T)"
 timeout -k 10 300 bash scripts/gpu_campaign_check.sh $K \
   "v23: DYN_PAIRS 1 - the persistent-pair causal grids of 16-32 query blocks (groups of 1) walked by the counter's
 chunked LPT order (runs 67-68: 1024 equal pairs on 132 SMs left 32 SMs a pair short)" > "$OUT/campaign.log" 2>&1
-echo "rc $?"; grep -vE "^\[" "$OUT/campaign.log" | grep -E "scenarios|geomean_vs_fa3|stop|question|q0|flags|eval" | head -12
+echo "rc $?"; grep -vE "^\[" "$OUT/campaign.log" | grep -E "scenarios|geomean_vs_fa3|stop|question|q0|flags|eval" \
+  | head -12
 echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
 timeout -k 10 300 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
   --json "$OUT/${card}_ladder_04_pingpong_full_dt4_v23_$day.json" > "$OUT/v23_full3.log" 2>&1
