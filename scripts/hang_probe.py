@@ -12,7 +12,8 @@ context and with it the launch.
 --replays adds CUDA-graph replays after a 256 MB write (the timing path). --together is run 57's path exactly: one
 process loads every kernel and, per shape, checks each with ladder_bench's check and then times them round-robin
 (bench_timing.time_interleaved); the calls block there, so a thread reports the hang with every kernel's marks
-(runs 60-62 of docs/kernel_ladder.md: the rung's hang came only with two libraries timed this way).
+(runs 60-62 of docs/kernel_ladder.md: the rung's hang came only with two libraries timed this way). A WATCHDOG=2
+build records the stuck waits without the per-tile marks, whose host-memory writes hid the hang in run 66.
 
     python3 scripts/hang_probe.py --suite kernels/attn_fwd/suites/edge.csv --only E_d256 \\
         --kernels kernels/attn_fwd/ladder/04_pingpong.cu "kernels/attn_fwd/ladder/04_pingpong.cu:WATCHDOG=1"

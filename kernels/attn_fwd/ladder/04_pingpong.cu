@@ -110,8 +110,8 @@
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
 #ifndef WATCHDOG
-#define WATCHDOG 0          // diagnostics only: progress marks and stalled waits in host memory (scripts/hang_probe.py)
-#endif
+#define WATCHDOG 0          // diagnostics only (scripts/hang_probe.py): 1 progress marks and stalled waits in host
+#endif                      // memory; 2 the stalled waits only, no per-tile host writes (run 66: the marks hid a hang)
 #ifndef EMPTY_SOLO
 #define EMPTY_SOLO 1        // @knob EMPTY_SOLO 1 {0,1}  d256 (O staged in V): grids with tiles that see no key run one
 #endif                      // tile per CTA (run 57: the d256 walk over such tiles hung on H100s, 3 of 3 tries)
@@ -220,10 +220,11 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// ---- watchdog (WATCHDOG=1 builds only): words in mapped host memory that the host reads while a launch hangs
+// ---- watchdog (WATCHDOG builds only): words in mapped host memory that the host reads while a launch hangs
 // (attn_watchdog_open; scripts/hang_probe.py): per (CTA < 1024, warpgroup) its last progress mark, tile << 8 |
-// point (WD_MARK), then a count and up to 256 records of waits stuck for over a second, one per warp (CTA, thread,
-// barrier address, parity, the barrier's raw 64-bit state). Plain stores only: PCIe has no atomics into host memory.
+// point (WD_MARK; WATCHDOG=1 only), then a count and up to 256 records of waits stuck for over a second, one per
+// warp (CTA, thread, barrier address, parity, the barrier's raw 64-bit state). Plain stores only: PCIe has no atomics
+// into host memory.
 #if WATCHDOG
 constexpr int kWdCtas = 1024, kWdRecords = 256, kWdRecordWords = 8, kWdCount = 4 * kWdCtas;
 __device__ uint32_t* g_wd;
@@ -258,6 +259,8 @@ __device__ __forceinline__ void wd_point(int point) {
         *w = (*w & ~0xffu) | (uint32_t)point;
     }
 }
+#endif
+#if WATCHDOG == 1
 #define WD_MARK(tile, point) wd_mark(tile, point)
 #define WD_POINT(point) wd_point(point)
 #else
