@@ -24,7 +24,7 @@
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
 //   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
 //   67-68), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66); MASK_PEEL, PACK_GQA,
-//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (tile_timeline.py), WATCHDOG=1.
+//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (tile_timeline.py), WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
 //   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
