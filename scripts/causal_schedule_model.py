@@ -3,13 +3,17 @@ hardware's dynamic CTA dispatch (each tile a CTA, to the first free SM, in the k
 static persistent walk (one CTA per SM takes tiles c, 2G-1-c, 2G+c, ... of the LPT order: boustrophedon).
 
     python3 scripts/causal_schedule_model.py --batch 2 --heads 16 --seqlen 3000 [--bm 128 --bn 128]
-        [--tile-us 2.6 --block-us 1.6 --persist-tile-us 0.6,1.0,1.6] [--sms 132]
+        [--tile-us 2.6 --block-us 1.6 --persist-tile-us 0.6,1.0,1.6] [--sms 132] [--chunk-heads 16]
 
 Each tile costs tile_us + block_us * n for its n key blocks (the medians of the per-tile timeline, run 22 of
 docs/kernel_ladder.md: 2.6 + 1.6 n us at d128); a persistent CTA pays tile_us once and persist_tile_us per further
 tile (its producer loads the next tile's Q and first K while the consumers finish this one). Why: it reproduced
 C_s3000_d128_c1's 160 us under the chunked order (measured 160.4) and predicted the one-order gain of run 26
-(model 134 us, measured 146); it prices a persistent walk before any GPU time is spent on one.
+(model 134 us, measured 146); it prices a persistent walk before any GPU time is spent on one. The last line
+compares the rung's one-CTA-per-SM schedules: persistent pairs, the counter's chunked LPT walk (DYN_CHUNKS,
+DYN_PAIRS) and pairs with an LPT tail. It has no memory system: run 67 measured its pair-against-walk gains at
+16-32 query blocks (A_d128_c1_s4k: model +1.4 %, measured +1.5-1.7 %) but not at 4-8 (model +1-2 %, measured
+-6..-11 %, where the pairs' merged tiles and head-major L2 reuse count).
 """
 from __future__ import annotations
 
@@ -62,6 +66,64 @@ def persistent_makespan(order: list[int], sms: int, tile_us: float, block_us: fl
     return worst
 
 
+def chunked_lpt_order(units: int, blocks: list[int], chunk: int) -> list[int]:
+    """DYN_CHUNKS' order: LPT inside chunks of `chunk` heads (units), chunk after chunk."""
+    out = []
+    for first in range(0, units, chunk):
+        out += sorted((n for _ in range(min(chunk, units - first)) for n in blocks), reverse=True)
+    return out
+
+
+def counter_makespan(order: list[int], sms: int, per_tile_us: float, block_us: float) -> float:
+    """The atomic counter's walk (kWalk 2): CTA c starts on position c and fetches its next position when it starts a
+    tile (one ahead), so a position goes to the CTA that started a tile earliest, not the one free first."""
+    events = [(0.0, c, c) for c in range(min(sms, len(order)))]
+    heapq.heapify(events)
+    nxt, end = len(events), 0.0
+    while events:
+        start, cta, pos = heapq.heappop(events)
+        done = start + per_tile_us + block_us * order[pos]
+        if nxt < len(order):
+            heapq.heappush(events, (done, cta, nxt))
+            nxt += 1
+        end = max(end, done)
+    return end
+
+
+def pair_blocks(blocks: list[int]) -> list[int]:
+    """A head's mirrored pairs (CAUSAL_PAIRS): query block n-1-j with block j; odd n leaves the middle one alone."""
+    n = len(blocks)
+    return [blocks[n - 1 - j] + (blocks[j] if j < n // 2 else 0) for j in range(n - n // 2)]
+
+
+def pairs_makespan(units: int, blocks: list[int], sms: int, per_tile_us: float, block_us: float) -> float:
+    """Persistent pairs, head-major: CTA c takes pair units c, c + G, ... (each pair one or two tiles)."""
+    n = len(blocks)
+    per = [0.0] * sms
+    for u in range(units * len(pair_blocks(blocks))):
+        j = u % (n - n // 2)
+        per[u % sms] += pair_blocks(blocks)[j] * block_us + per_tile_us * (2 if j < n // 2 else 1)
+    return max(per)
+
+
+def hybrid_makespan(units: int, blocks: list[int], sms: int, per_tile_us: float, block_us: float) -> float:
+    """Pairs for the whole heads of all rounds but the last, then the counter over the other heads' tiles in LPT
+    order (a candidate after runs 67-68: the pairs' L2 reuse, the walk's balance at the end)."""
+    pairs = pair_blocks(blocks)
+    static_heads = max(0, (units * len(pairs) // sms - 1) * sms) // len(pairs)
+    per = [0.0] * sms
+    for u in range(static_heads * len(pairs)):
+        j = u % len(pairs)
+        per[u % sms] += pairs[j] * block_us + per_tile_us * (2 if j < len(blocks) // 2 else 1)
+    tail = sorted((n for _ in range(units - static_heads) for n in blocks), reverse=True)
+    events = [(per[c], c) for c in range(sms)]
+    heapq.heapify(events)
+    for n in tail:                 # list scheduling: fetched one ahead changes little at the tail's short tiles
+        start, cta = heapq.heappop(events)
+        heapq.heappush(events, (start + per_tile_us + block_us * n, cta))
+    return max(t for t, _ in events)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=int, required=True)
@@ -74,6 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tile-us", type=float, default=2.6)
     ap.add_argument("--block-us", type=float, default=1.6)
     ap.add_argument("--persist-tile-us", default="0.6,1.0,1.6")
+    ap.add_argument("--chunk-heads", type=int, default=0, help="DYN_CHUNKS' heads per chunk (0: every head)")
     args = ap.parse_args(argv)
     blocks = tile_blocks(args.seqlen, args.seqlen_k or args.seqlen, args.bm, args.bn)
     order = lpt_order(args.batch, args.heads, blocks)
@@ -84,6 +147,12 @@ def main(argv=None) -> int:
     for p in (float(x) for x in args.persist_tile_us.split(",")):
         print(f"persistent boustrophedon, {p} us per further tile: "
               f"{persistent_makespan(order, args.sms, args.tile_us, args.block_us, p):.1f} us")
+    units, per_tile = args.batch * args.heads, float(args.persist_tile_us.split(",")[0])
+    chunked = chunked_lpt_order(units, blocks, args.chunk_heads or units)
+    print(f"one CTA per SM, {per_tile} us per tile: persistent pairs "
+          f"{pairs_makespan(units, blocks, args.sms, per_tile, args.block_us):.1f} us, the counter's chunked walk "
+          f"{counter_makespan(chunked, args.sms, per_tile, args.block_us):.1f} us, pairs then the counter's LPT tail "
+          f"{hybrid_makespan(units, blocks, args.sms, per_tile, args.block_us):.1f} us")
     return 0
 
 

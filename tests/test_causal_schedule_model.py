@@ -34,3 +34,34 @@ def test_the_cli_prints_both_models(capsys):
     assert model.main(["--batch", "1", "--heads", "2", "--seqlen", "512", "--sms", "4"]) == 0
     out = capsys.readouterr().out
     assert "dynamic, one LPT order" in out and out.count("persistent boustrophedon") == 3
+    assert "persistent pairs" in out and "LPT tail" in out
+
+
+def test_mirrored_pairs_even_out_a_heads_tiles_and_leave_the_middle_alone():
+    assert model.pair_blocks([1, 2, 3, 4]) == [5, 5]
+    assert model.pair_blocks([1, 2, 3]) == [4, 2]
+
+
+def test_equal_pairs_leave_the_last_round_part_idle():
+    # 3 heads x 2 pairs of 5 blocks on 4 CTAs: CTAs 0-1 run two pairs, 2-3 one
+    assert model.pairs_makespan(3, [1, 2, 3, 4], 4, 0.0, 1.0) == pytest.approx(10.0)
+
+
+def test_the_counter_hands_out_one_tile_ahead():
+    # CTA 0 takes position 2 when it starts position 0 (t=0), so the 2-block tile waits for the 4-block one:
+    # 4 + 2 = 6, where list scheduling (the first free CTA) gives 5
+    assert model.counter_makespan([4, 3, 2, 1], 2, 0.0, 1.0) == pytest.approx(6.0)
+    assert model.dynamic_makespan([4, 3, 2, 1], 2, 0.0, 1.0) == pytest.approx(5.0)
+
+
+def test_chunks_are_lpt_inside_and_in_order_between():
+    assert model.chunked_lpt_order(3, [1, 2], 2) == [2, 2, 1, 1, 2, 1]
+
+
+def test_run_67s_grid_pairs_lose_their_last_round_and_the_walks_recover_it():
+    blocks = model.tile_blocks(4096, 4096, 128, 128)      # A_d128_c1_s4k: 64 heads of 32 query blocks
+    pairs = model.pairs_makespan(64, blocks, 132, 0.6, 1.5)
+    walk = model.counter_makespan(model.chunked_lpt_order(64, blocks, 16), 132, 0.6, 1.5)
+    hybrid = model.hybrid_makespan(64, blocks, 132, 0.6, 1.5)
+    assert hybrid < walk < pairs
+    assert pairs / walk == pytest.approx(1.015, abs=0.005)   # run 67-68 measured x1.015-1.017
