@@ -251,3 +251,49 @@ def test_the_lpt_walk_over_chunks_of_heads_covers_every_tile_once(walker):
         for cta, seq in ctas.items():
             want = [position(i) for i in model.boustrophedon(n * units, grid, cta)]
             assert [(m, bh) for _, m, _, bh, *_ in seq] == want, (case, cta)
+
+
+# PAIR_TAIL's order (tile_of with p.tail_heads > 0), enumerated on the host: stdin "n_mblocks batch heads_q tail_heads"
+# per case; stdout per case "case N", then "m_block bh" for every id in order.
+PAIR_TAIL_DRIVER = """
+int main() {
+    Params p{};
+    int n = 0;
+    while (scanf("%d %d %d %d", &p.n_mblocks, &p.batch, &p.heads_q, &p.tail_heads) == 4) {
+        p.n_splits = 1; p.group = 1; p.causal = 1;
+        printf("case %d\\n", n++);
+        for (int id = 0; id < p.n_mblocks * p.batch * p.heads_q; ++id) {
+            const Tile t = tile_of(p, id);
+            printf("%d %d\\n", t.m_block, t.bh);
+        }
+    }
+    return 0;
+}
+"""
+
+
+@needs_gxx
+def test_the_pair_tail_order_is_each_heads_pairs_then_the_tail_heads_longest_first(tmp_path):
+    src = KERNEL.read_text()
+    parts = [braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
+             braced(src, "template <bool kPack = false>\n__device__ __forceinline__ Tile tile_of(")]
+    (tmp_path / "order.cpp").write_text(PRELUDE + "#define PAIR_TAIL 1\n" + "\n".join(parts) + PAIR_TAIL_DRIVER)
+    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-o", "order", "order.cpp"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    cases = [(n, batch, heads, tail) for n in (1, 2, 3, 4, 7, 8, 16, 32) for batch, heads in ((1, 1), (2, 3), (4, 16))
+             for tail in (1, 2, 5, 64) if tail <= batch * heads]
+    run = subprocess.run([str(tmp_path / "order")], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    orders = [[tuple(map(int, line.split())) for line in block.strip().splitlines()[1:]]
+              for block in ("\n" + run.stdout).split("\ncase ")[1:]]
+    assert len(orders) == len(cases)
+    for (n, batch, heads, tail), order in zip(cases, orders):
+        units = batch * heads
+        assert sorted(order) == sorted((m, bh) for m in range(n) for bh in range(units)), (n, batch, heads, tail)
+        lead = (units - tail) * n
+        mirrored = [m for j in range(n - n // 2) for m in ((n - 1 - j, j) if j < n // 2 else (n - 1 - j,))]
+        for bh in range(units - tail):   # the head-major part: each head's mirrored pairs, n-1, 0, n-2, 1, ...
+            assert order[bh * n:(bh + 1) * n] == [(m, bh) for m in mirrored], (n, batch, heads, tail, bh)
+        assert order[lead:] == [(m, bh) for m in range(n - 1, -1, -1) for bh in range(units - tail, units)]

@@ -23,8 +23,8 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
 //   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
-//   67-68), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66); MASK_PEEL, PACK_GQA,
-//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (tile_timeline.py), WATCHDOG=1/2.
+//   67-68), PAIR_TAIL (run 69), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66); MASK_PEEL,
+//   PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (tile_timeline.py), WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
 //   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
@@ -87,7 +87,10 @@
 #ifndef DYN_PAIRS
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
-#define DYN_WALK (DYN_CHUNKS || DYN_LONG)
+#ifndef PAIR_TAIL
+#define PAIR_TAIL 0         // @knob PAIR_TAIL 0 {0,1}  persistent pairs from the counter: head-major pair tiles, then
+#endif                      // the last heads' tiles longest first (run 69, prepared: the pairs' last round part idle)
+#define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -154,6 +157,9 @@ struct Params {
     __nv_bfloat16* o;
     int packed_tiles; // the packed grid's tile count, read from the parameters where it is needed (a register of it
                       // spilled the d256 PACK_BY_TMA consumer)
+#if PAIR_TAIL
+    int tail_heads;   // PAIR_TAIL: > 0 makes the order pair tiles of the other heads, then these heads' tiles in LPT
+#endif
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -618,6 +624,21 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     // head's short blocks fill the gaps the next head's long ones leave.
     Tile t;
     int rest;
+#if PAIR_TAIL
+    if (p.tail_heads > 0) {
+        // each head's tiles as its mirrored pairs (n-1, 0, n-2, 1, ...), head after head, then the last tail_heads
+        // heads' tiles longest first: the counter hands them out, so the pairs' end of grid is balanced
+        const int n = p.n_mblocks, lead = (p.n_splits * p.batch * heads - p.tail_heads) * n;
+        if (id < lead) {
+            const int w = id % n;
+            t.m_block = (w & 1) ? w >> 1 : n - 1 - (w >> 1);
+            rest = id / n;
+        } else {
+            t.m_block = n - 1 - (id - lead) / p.tail_heads;
+            rest = lead / n + (id - lead) % p.tail_heads;
+        }
+    } else
+#endif
     if (p.pairs) {
         // ids [0, G): the long half of the query blocks, ids [G, 2G): the short half, so that CTA c runs
         // block n-1-j and then block j of the same head: every CTA has about the same work, and the second
@@ -1819,6 +1840,18 @@ int launch(const Call& a, cudaStream_t stream) {
         p.lpt_walk = 2;
         ctas_launched = sms;
     }
+#if PAIR_TAIL
+    // PAIR_TAIL: a persistent pair grid taken from the counter instead (kWalk 2), in tile_of's pair-tail order: the
+    // tail's heads cover >= 4 rounds of tiles (scripts/causal_schedule_model.py: fewer leave the head-major part's end
+    // unbalanced)
+    if (p.pair_units > 0) {
+        const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
+        p.tail_heads = (int)(tail < units ? tail : units);
+        p.pairs = p.pair_units = p.lpt_units = 0;
+        p.lpt_walk = 2;
+        ctas_launched = grid < sms ? grid : sms;   // (pairs come from >= 1024 tiles: every CTA has a first one)
+    }
+#endif
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
