@@ -2,6 +2,7 @@
 
     python3 scripts/ab_ratio.py OUT/ladder_bench.json            # the first kernel label is the baseline
     python3 scripts/ab_ratio.py OUT/ladder_bench.json --worst 5  # also each variant's five largest losses
+    python3 scripts/ab_ratio.py OUT/ladder_bench.json --moved 1  # also every shape a variant moved by > 1 %
 
 A ratio is baseline time / variant time (above 1: the variant is faster), geomean over the shapes both timed
 and passed; a shape either failed is listed, never averaged.
@@ -44,7 +45,7 @@ def ratios(rows: list[dict], base: str, other: str) -> tuple[dict[str, list[floa
     return groups, failed, per_shape
 
 
-def report(doc: dict, worst: int = 0) -> str:
+def report(doc: dict, worst: int = 0, moved_pct: float = 0.0) -> str:
     rows = doc["results"]
     labels = _labels(rows)
     if len(labels) < 2:
@@ -58,6 +59,9 @@ def report(doc: dict, worst: int = 0) -> str:
             lines.append(f"  not compared (a failure or no time): {', '.join(failed)}")
         for ratio, name in sorted(per_shape)[:worst]:
             lines.append(f"  {ratio:.3f} {name}")
+        if moved_pct > 0:
+            moved = [f"{name} {ratio:.3f}" for ratio, name in per_shape if abs(ratio - 1) * 100 > moved_pct]
+            lines.append(f"  moved by > {moved_pct:g} %: " + (", ".join(moved) if moved else "none"))
     return "\n".join(lines)
 
 
@@ -65,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", help="ladder_bench.json of one run")
     ap.add_argument("--worst", type=int, default=0, help="list each variant's N largest losses")
+    ap.add_argument("--moved", type=float, default=0.0, metavar="PCT",
+                    help="list every shape (suite order) whose ratio is more than PCT %% from 1, either way")
     args = ap.parse_args(argv)
     try:
         with open(args.json, encoding="utf-8") as fh:
@@ -73,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"ab_ratio: cannot read {args.json}: {exc}; pass the ladder_bench.json a run wrote", file=sys.stderr)
         return 2
-    print(report({"results": rows}, args.worst))
+    print(report({"results": rows}, args.worst, args.moved))
     return 0
 
 

@@ -19,12 +19,5 @@ OUT="$OUT/ab69" timeout -k 10 400 python3 scripts/ladder_bench.py --anchors fa3 
   --suite kernels/attn_fwd/suites/full.csv --only _c1,D_prefill --kernels $K "$K:PAIR_TAIL=1" \
   "$K:PAIR_TAIL=1,DYN_PAIRS=0" "$K:DYN_PAIRS=1" > "$OUT/ab69/log.txt" 2>&1
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab69/log.txt" | head -3; sed -n '/^# geomean/,$p' "$OUT/ab69/log.txt" | tail -6
-python3 - "$OUT/ab69/ladder_bench.json" <<'PY'
-import json, sys
-for x in json.load(open(sys.argv[1]))["results"]:
-    im = x["impl"]; b = im["04_pingpong"]["ms"]
-    r = {k.split("[")[-1].rstrip("]"): b / v["ms"] for k, v in im.items() if "[" in k and "ms" in v}
-    if any(abs(v - 1) > 0.01 for v in r.values()):
-        print(f"{x['name']:34s}", " ".join(f"{k} x{v:.3f}" for k, v in r.items()))
-PY
+python3 scripts/ab_ratio.py "$OUT/ab69/ladder_bench.json" --worst 6 --moved 1 | tee "$OUT/ab69/ratios.txt"
 echo "#### done $(date -u +%T)"

@@ -34,3 +34,11 @@ def test_a_file_that_is_not_a_run_is_one_line_and_exit_2(tmp_path):
     run = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_ratio.py"), str(bad)], capture_output=True,
                          text=True)
     assert run.returncode == 2 and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_moved_lists_every_shape_past_the_threshold_either_way_in_suite_order():
+    rows = [_row("up", 64, 1, 1.05, 1.0), _row("still", 64, 1, 1.0, 1.005), _row("down", 128, 1, 1.0, 1.05)]
+    text = ab_ratio.report({"results": rows}, moved_pct=1)
+    assert "moved by > 1 %: up 1.050, down 0.952" in text
+    assert "moved by > 10 %: none" in ab_ratio.report({"results": rows}, moved_pct=10)
+    assert "moved by" not in ab_ratio.report({"results": rows})
