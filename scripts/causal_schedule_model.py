@@ -11,9 +11,10 @@ tile (its producer loads the next tile's Q and first K while the consumers finis
 C_s3000_d128_c1's 160 us under the chunked order (measured 160.4) and predicted the one-order gain of run 26
 (model 134 us, measured 146); it prices a persistent walk before any GPU time is spent on one. The last line
 compares the rung's one-CTA-per-SM schedules: persistent pairs, the counter's chunked LPT walk (DYN_CHUNKS,
-DYN_PAIRS) and pairs with an LPT tail. It has no memory system: run 67 measured its pair-against-walk gains at
-16-32 query blocks (A_d128_c1_s4k: model +1.4 %, measured +1.5-1.7 %) but not at 4-8 (model +1-2 %, measured
--6..-11 %, where the pairs' merged tiles and head-major L2 reuse count).
+DYN_PAIRS) and PAIR_TAIL's order from the counter (run 69's prediction, at --persist-tile-us 0.8). It has no memory
+system: run 67 measured its pair-against-walk gains at 16-32 query blocks (A_d128_c1_s4k: model +1.4 %, measured
++1.5-1.7 %) but not at 4-8 (model +1-2 %, measured -6..-11 %, where the pairs' merged tiles and head-major L2 reuse
+count).
 """
 from __future__ import annotations
 
@@ -98,30 +99,21 @@ def pair_blocks(blocks: list[int]) -> list[int]:
 
 def pairs_makespan(units: int, blocks: list[int], sms: int, per_tile_us: float, block_us: float) -> float:
     """Persistent pairs, head-major: CTA c takes pair units c, c + G, ... (each pair one or two tiles)."""
-    n = len(blocks)
+    pairs, n = pair_blocks(blocks), len(blocks)
     per = [0.0] * sms
-    for u in range(units * len(pair_blocks(blocks))):
-        j = u % (n - n // 2)
-        per[u % sms] += pair_blocks(blocks)[j] * block_us + per_tile_us * (2 if j < n // 2 else 1)
+    for u in range(units * len(pairs)):
+        j = u % len(pairs)
+        per[u % sms] += pairs[j] * block_us + per_tile_us * (2 if j < n // 2 else 1)
     return max(per)
 
 
-def hybrid_makespan(units: int, blocks: list[int], sms: int, per_tile_us: float, block_us: float) -> float:
-    """Pairs for the whole heads of all rounds but the last, then the counter over the other heads' tiles in LPT
-    order (a candidate after runs 67-68: the pairs' L2 reuse, the walk's balance at the end)."""
-    pairs = pair_blocks(blocks)
-    static_heads = max(0, (units * len(pairs) // sms - 1) * sms) // len(pairs)
-    per = [0.0] * sms
-    for u in range(static_heads * len(pairs)):
-        j = u % len(pairs)
-        per[u % sms] += pairs[j] * block_us + per_tile_us * (2 if j < len(blocks) // 2 else 1)
-    tail = sorted((n for _ in range(units - static_heads) for n in blocks), reverse=True)
-    events = [(per[c], c) for c in range(sms)]
-    heapq.heapify(events)
-    for n in tail:                 # list scheduling: fetched one ahead changes little at the tail's short tiles
-        start, cta = heapq.heappop(events)
-        heapq.heappush(events, (start + per_tile_us + block_us * n, cta))
-    return max(t for t, _ in events)
+def pair_tail_order(units: int, blocks: list[int], rounds: int, sms: int) -> list[int]:
+    """PAIR_TAIL's order (the rung's tile_of): each head's mirrored pair tiles (n-1, 0, n-2, 1, ...) head after head,
+    then the last heads, enough for `rounds` rounds of tiles on `sms` CTAs, longest first."""
+    n = len(blocks)
+    tail = min(units, -(-rounds * sms // n))
+    head = [blocks[(w >> 1) if w & 1 else n - 1 - (w >> 1)] for w in range(n)]
+    return head * (units - tail) + sorted((b for _ in range(tail) for b in blocks), reverse=True)
 
 
 def main(argv=None) -> int:
@@ -151,8 +143,8 @@ def main(argv=None) -> int:
     chunked = chunked_lpt_order(units, blocks, args.chunk_heads or units)
     print(f"one CTA per SM, {per_tile} us per tile: persistent pairs "
           f"{pairs_makespan(units, blocks, args.sms, per_tile, args.block_us):.1f} us, the counter's chunked walk "
-          f"{counter_makespan(chunked, args.sms, per_tile, args.block_us):.1f} us, pairs then the counter's LPT tail "
-          f"{hybrid_makespan(units, blocks, args.sms, per_tile, args.block_us):.1f} us")
+          f"{counter_makespan(chunked, args.sms, per_tile, args.block_us):.1f} us, PAIR_TAIL's pairs then LPT tail "
+          f"{counter_makespan(pair_tail_order(units, blocks, 4, args.sms), args.sms, per_tile, args.block_us):.1f} us")
     return 0
 
 

@@ -54,6 +54,11 @@ def test_the_counter_hands_out_one_tile_ahead():
     assert model.dynamic_makespan([4, 3, 2, 1], 2, 0.0, 1.0) == pytest.approx(5.0)
 
 
+def test_pair_tail_order_is_each_heads_mirrored_pairs_then_the_tail_longest_first():
+    # 3 heads of blocks 1-4 on 2 CTAs, 1 round: the tail is ceil(2 / 4) = 1 head
+    assert model.pair_tail_order(3, [1, 2, 3, 4], 1, 2) == [4, 1, 3, 2] * 2 + [4, 3, 2, 1]
+
+
 def test_chunks_are_lpt_inside_and_in_order_between():
     assert model.chunked_lpt_order(3, [1, 2], 2) == [2, 2, 1, 1, 2, 1]
 
@@ -62,6 +67,6 @@ def test_run_67s_grid_pairs_lose_their_last_round_and_the_walks_recover_it():
     blocks = model.tile_blocks(4096, 4096, 128, 128)      # A_d128_c1_s4k: 64 heads of 32 query blocks
     pairs = model.pairs_makespan(64, blocks, 132, 0.6, 1.5)
     walk = model.counter_makespan(model.chunked_lpt_order(64, blocks, 16), 132, 0.6, 1.5)
-    hybrid = model.hybrid_makespan(64, blocks, 132, 0.6, 1.5)
-    assert hybrid < walk < pairs
+    pair_tail = model.counter_makespan(model.pair_tail_order(64, blocks, 4, 132), 132, 0.6, 1.5)
+    assert pair_tail < walk < pairs
     assert pairs / walk == pytest.approx(1.015, abs=0.005)   # run 67-68 measured x1.015-1.017
