@@ -58,23 +58,31 @@ def braced(src: str, start: str, tail: str = "") -> str:
         i += 1
 
 
+def tile_maths_source(src: str) -> str:
+    """Params, Tile and tile_of as the kernel has them."""
+    return "\n".join([braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
+                      braced(src, "template <bool kPack = false>\n__device__ __forceinline__ Tile tile_of(")])
+
+
 def host_walk_source() -> str:
     src = KERNEL.read_text()
     persist = re.search(r"#if CAUSAL_PERSIST\n(__device__ __forceinline__ int cta_tile.*?)#endif\n", src, re.S)
     assert persist, "04_pingpong.cu: no `#if CAUSAL_PERSIST` block starting with cta_tile"
-    parts = [braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
-             braced(src, "template <bool kPack = false>\n__device__ __forceinline__ Tile tile_of("), persist.group(1)]
-    return PRELUDE + "\n".join(parts) + DRIVER
+    return PRELUDE + tile_maths_source(src) + "\n" + persist.group(1) + DRIVER
+
+
+def host_build(work: Path, name: str, source: str) -> Path:
+    """`source` compiled for the host with g++ in `work`: the executable's path."""
+    (work / f"{name}.cpp").write_text(source)
+    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-o", name, f"{name}.cpp"], cwd=work,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    return work / name
 
 
 @pytest.fixture(scope="module")
 def walker(tmp_path_factory):
-    work = tmp_path_factory.mktemp("walk")
-    (work / "walk.cpp").write_text(host_walk_source())
-    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-o", "walk", "walk.cpp"], cwd=work,
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
-    return work / "walk"
+    return host_build(tmp_path_factory.mktemp("walk"), "walk", host_walk_source())
 
 
 def walk(walker, cases: list[dict]) -> list[dict[int, list[tuple]]]:
@@ -274,16 +282,11 @@ int main() {
 
 @needs_gxx
 def test_the_pair_tail_order_is_each_heads_pairs_then_the_tail_heads_longest_first(tmp_path):
-    src = KERNEL.read_text()
-    parts = [braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
-             braced(src, "template <bool kPack = false>\n__device__ __forceinline__ Tile tile_of(")]
-    (tmp_path / "order.cpp").write_text(PRELUDE + "#define PAIR_TAIL 1\n" + "\n".join(parts) + PAIR_TAIL_DRIVER)
-    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-o", "order", "order.cpp"], cwd=tmp_path,
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
+    source = PRELUDE + "#define PAIR_TAIL 1\n" + tile_maths_source(KERNEL.read_text()) + PAIR_TAIL_DRIVER
+    order_exe = host_build(tmp_path, "order", source)
     cases = [(n, batch, heads, tail) for n in (1, 2, 3, 4, 7, 8, 16, 32) for batch, heads in ((1, 1), (2, 3), (4, 16))
              for tail in (1, 2, 5, 64) if tail <= batch * heads]
-    run = subprocess.run([str(tmp_path / "order")], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
+    run = subprocess.run([str(order_exe)], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     orders = [[tuple(map(int, line.split())) for line in block.strip().splitlines()[1:]]
