@@ -1783,8 +1783,10 @@ int launch(const Call& a, cudaStream_t stream) {
     // DYN_PAIRS: also the persistent pairs' grids of >= 16 query blocks whose walk would be the counter's chunks
     // (groups of 1, >= 12 tiles per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on
     // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
-    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && p.group <= DYN_MAX_GROUP && p.n_mblocks >= 16 &&
-                           (long long)p.n_mblocks * splits * a.batch * heads_grid >= 12LL * sms;
+    // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
+    const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
+    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
+    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
     const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv ||
                                                   dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
@@ -1823,8 +1825,7 @@ int launch(const Call& a, cudaStream_t stream) {
     // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
     // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
     // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
-    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && p.group <= DYN_MAX_GROUP &&
-        (long long)p.n_mblocks * units >= 12LL * sms) {
+    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && dyn_chunks_fit) {
         const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
         const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
         if (c < units) {
