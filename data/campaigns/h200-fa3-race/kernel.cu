@@ -8,28 +8,26 @@
 //   buffer) frees Q after the last S GEMM and stages O in the V ring;
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
-//   per SM under 128 blocks, from 128 in chunks of heads whose K/V fit in L2; mirrored pairs of query blocks
-//   instead for >= 1024 tiles where they beat the walk (d256; persistent pairs of up to 32 blocks, d64 8, groups < 4);
+//   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
+//   pairs of query blocks for >= 1024 tiles where they beat the walk (d256; persistent under 16 blocks, d64 8);
 //   split keys only for grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
-// Figure (device time, `workbench check <this> --suite full`, campaign h200-fa3-race, docs/kernel_ladder.md):
-// v19 (run 43: D256_O_IN_V) 1.0325x FA3 (H200, eval a1e304f741c6); v20 (run 45: RESCALE_UNDER_EXP) 1.032 on an H100
-// (A 0.995 B 0.978 C 1.025 D 1.192, eval 8988e53a4af4); v21 (run 46: FINALIZE_UNDER_PV) x1.005 over v20 (H100).
+// Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
+// (run 47, eval 472824c8c0da); v22 1.044 on an H100 (run 65, eval cf53d6dd2ef4, fa3,cudnn,fa2); v23 = DYN_PAIRS.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
 // Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
 // cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
-// Sections: setup (knobs, Cfg, PTX wrappers) | tile maths (tile_of, key_blocks, Bars) | producer |
+// Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP (d128: O's rescale off the
-//   end of the iteration, run 45), FINALIZE_UNDER_PV (run 46); grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER,
-//   CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS (deep causal grids: chunks of heads from an atomic counter, run 53);
-//   MASK_PEEL (masked key blocks in a loop of their own), PACK_GQA (short-query GQA tiles of (position, head) rows);
-//   SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS; TIMELINE=1 (per-tile timestamps for scripts/tile_timeline.py).
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
+//   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
+//   67-68), PAIR_TAIL (run 69), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66); MASK_PEEL,
+//   PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1 (tile_timeline.py), WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, code at 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 (chunks walked
-//   statically, run 51) and CAUSAL_LPT_WALK 2 (the counter on its own, runs 49 and 52), both at f834456.
+//   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
+//   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -86,7 +84,13 @@
 #ifndef DYN_LONG
 #define DYN_LONG 1          // @knob DYN_LONG 1 {0,1}  causal grids of >= 128 query blocks: one CTA per SM takes its
 #endif                      // tiles from the counter (same chunked order) instead of a CTA launched per tile
-#define DYN_WALK (DYN_CHUNKS || DYN_LONG)
+#ifndef DYN_PAIRS
+#define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
+#endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
+#ifndef PAIR_TAIL
+#define PAIR_TAIL 0         // @knob PAIR_TAIL 0 {0,1}  persistent pairs from the counter: head-major pair tiles, then
+#endif                      // the last heads' tiles longest first (run 69, prepared: the pairs' last round part idle)
+#define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -108,6 +112,12 @@
 #ifndef TIMELINE
 #define TIMELINE 0          // diagnostics only: per-tile timestamps for scripts/tile_timeline.py (attn_timeline)
 #endif
+#ifndef WATCHDOG
+#define WATCHDOG 0          // diagnostics only (scripts/hang_probe.py): 1 progress marks and stalled waits in host
+#endif                      // memory; 2 the stalled waits only, no per-tile host writes (run 66: the marks hid a hang)
+#ifndef EMPTY_SOLO
+#define EMPTY_SOLO 1        // @knob EMPTY_SOLO 1 {0,1}  d256 (O staged in V): grids with tiles that see no key run one
+#endif                      // tile per CTA (run 57: the d256 walk over such tiles hung on H100s, 3 of 3 tries)
 #ifndef SPLIT_WAVES
 #define SPLIT_WAVES 1       // @knob SPLIT_WAVES 1 {0,1}  1: split the keys only when the grid is under one wave
 #endif
@@ -147,6 +157,9 @@ struct Params {
     __nv_bfloat16* o;
     int packed_tiles; // the packed grid's tile count, read from the parameters where it is needed (a register of it
                       // spilled the d256 PACK_BY_TMA consumer)
+#if PAIR_TAIL
+    int tail_heads;   // PAIR_TAIL: > 0 makes the order pair tiles of the other heads, then these heads' tiles in LPT
+#endif
 };
 
 template <int D_, int BN_, int NWG_ = 2>
@@ -213,9 +226,69 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// ---- watchdog (WATCHDOG builds only): words in mapped host memory that the host reads while a launch hangs
+// (attn_watchdog_open; scripts/hang_probe.py): per (CTA < 1024, warpgroup) its last progress mark, tile << 8 |
+// point (WD_MARK; WATCHDOG=1 only), then a count and up to 256 records of waits stuck for over a second, one per
+// warp (CTA, thread, barrier address, parity, the barrier's raw 64-bit state). Plain stores only: PCIe has no atomics
+// into host memory.
+#if WATCHDOG
+constexpr int kWdCtas = 1024, kWdRecords = 256, kWdRecordWords = 8, kWdCount = 4 * kWdCtas;
+__device__ uint32_t* g_wd;
+__device__ unsigned g_wd_n;
+__device__ __forceinline__ uint64_t wd_now() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void wd_mark(int tile, int point) {
+    if (g_wd && blockIdx.x < kWdCtas && (threadIdx.x & 127) == 0)
+        reinterpret_cast<volatile uint32_t*>(g_wd)[4 * blockIdx.x + threadIdx.x / 128] = (uint32_t)(tile << 8 | point);
+}
+__device__ __noinline__ void wd_stuck(uint32_t bar, uint32_t parity) {
+    if ((threadIdx.x & 31) != __ffs(__activemask()) - 1) return;   // one record per warp
+    uint64_t state;
+    asm volatile("ld.shared.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+    const unsigned i = atomicAdd(&g_wd_n, 1u);
+    volatile uint32_t* w = g_wd;
+    if (i < kWdRecords) {
+        volatile uint32_t* r = w + kWdCount + 1 + kWdRecordWords * i;
+        r[0] = blockIdx.x; r[1] = threadIdx.x; r[2] = bar; r[3] = parity;
+        r[4] = (uint32_t)state; r[5] = (uint32_t)(state >> 32);
+    }
+    w[kWdCount] = i + 1;
+    __threadfence_system();
+}
+// the same CTA and warpgroup's word, its tile kept (the epilogue does not know it)
+__device__ __forceinline__ void wd_point(int point) {
+    if (g_wd && blockIdx.x < kWdCtas && (threadIdx.x & 127) == 0) {
+        volatile uint32_t* w = g_wd + 4 * blockIdx.x + threadIdx.x / 128;
+        *w = (*w & ~0xffu) | (uint32_t)point;
+    }
+}
+#endif
+#if WATCHDOG == 1
+#define WD_MARK(tile, point) wd_mark(tile, point)
+#define WD_POINT(point) wd_point(point)
+#else
+#define WD_MARK(tile, point) ((void)0)
+#define WD_POINT(point) ((void)0)
+#endif
+
 // try_wait with a suspend-time hint (CUTLASS's ClusterBarrier::wait, 10 ms cap): a waiting warp may sleep until
 // the phase completes instead of re-issuing try_wait (SASS: TRYWAIT, then NANOSLEEP.SYNCS between polls).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+#if WATCHDOG
+    if (g_wd) {   // the same try_wait, one poll at a time, and a record once a wait passes a second
+        const uint64_t t0 = wd_now();
+        for (bool logged = false;;) {
+            uint32_t done;
+            asm volatile("{\n.reg .pred P1;\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2, %3;\n"
+                         "selp.u32 %0, 1, 0, P1;\n}\n" : "=r"(done) : "r"(bar), "r"(parity), "r"(0x989680) : "memory");
+            if (done) return;
+            if (!logged && wd_now() - t0 > 1000000000ull) { wd_stuck(bar, parity); logged = true; }
+        }
+    }
+#endif
     asm volatile(
         "{\n"
         ".reg .pred P1;\n"
@@ -551,6 +624,21 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
     // head's short blocks fill the gaps the next head's long ones leave.
     Tile t;
     int rest;
+#if PAIR_TAIL
+    if (p.tail_heads > 0) {
+        // each head's tiles as its mirrored pairs (n-1, 0, n-2, 1, ...), head after head, then the last tail_heads
+        // heads' tiles longest first: the counter hands them out, so the pairs' end of grid is balanced
+        const int n = p.n_mblocks, lead = (p.n_splits * p.batch * heads - p.tail_heads) * n;
+        if (id < lead) {
+            const int w = id % n;
+            t.m_block = (w & 1) ? w >> 1 : n - 1 - (w >> 1);
+            rest = id / n;
+        } else {
+            t.m_block = n - 1 - (id - lead) / p.tail_heads;
+            rest = lead / n + (id - lead) % p.tail_heads;
+        }
+    } else
+#endif
     if (p.pairs) {
         // ids [0, G): the long half of the query blocks, ids [G, 2G): the short half, so that CTA c runs
         // block n-1-j and then block j of the same head: every CTA has about the same work, and the second
@@ -738,6 +826,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
     auto wait_o_stored = [&] {
         if constexpr (C::O_IN_V) if (tile_iter > 0) mbar_wait(bar.o_empty(), (tile_iter - 1) & 1);
     };
+    WD_MARK(tile_iter, 10);
     if (n_iter > 0) load_k<C>(tm_k, t, range.y - 1, it, sK, bar);
     const int q0 = t.m_block * C::BM, buf = tile_iter % C::Q_BUFS;
     const uint32_t q_phase = (tile_iter / C::Q_BUFS) & 1;
@@ -756,8 +845,10 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
             tma_load_5d(dst, tm_q, bar.q_full(buf, w), q0 + 64 * w, t.h, t.b);
         }
     }
+    WD_MARK(tile_iter, 11);
     if (n_iter <= 0) {
         wait_o_stored();
+        WD_MARK(tile_iter, 12);
         return;
     }
     for (int i = 1; i < n_iter; ++i) {   // right to left, like the consumers
@@ -767,6 +858,7 @@ __device__ __forceinline__ void produce(const Params& p, const CUtensorMap* tm_q
     }
     if (n_iter == 1) wait_o_stored();
     load_v<C>(tm_v, t, range.x, it + n_iter - 1, sV, bar);
+    WD_MARK(tile_iter, 13);
 }
 
 // ================================================================================================
@@ -1025,6 +1117,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // every wgmma that read this Q buffer has completed (wait_group 0 above), so it can hold O; O_IN_V's
         // stage may still feed the other consumer's last PV until both are here
         if constexpr (C::O_IN_V) named_barrier_sync(kOStageBarrier, 128 * C::NWG);
+        WD_POINT(4);
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
@@ -1048,6 +1141,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // the whole warpgroup's rows are staged. O_IN_V reads barrier 1 + wq afresh from threadIdx: wq kept live
         // across the mainloop for it spilled the d256 walk (4 bytes)
         named_barrier_sync(C::O_IN_V ? __shfl_sync(0xffffffffu, (int)(threadIdx.x / 128), 0) : 1 + wq, 128);
+        WD_POINT(5);
         if (ltid == 0) {
             if constexpr (C::PACK) {
 #pragma unroll
@@ -1063,6 +1157,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
                 tma_store_wait_read();                    // shared memory stays valid until it is read
                 mbar_arrive(bar.q_empty(buf, wq));        // the producer may load a later tile's Q here
             }
+            WD_POINT(6);
         }
     } else {
         const int64_t part_row0 = ((int64_t)t.split * p.batch * p.heads_q + t.bh) * p.seqlen_q;
@@ -1152,11 +1247,13 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     TileClock tl;
 #endif
     TL_START();
+    WD_MARK(tile_iter, 1);
     if constexpr (C::PACK && !C::PACK_BY_TMA)
         load_packed_q<C>(p, t, sQw, q_first, ltid, wq);
     else
         mbar_wait(bar.q_full(buf, wq), (tile_iter / C::Q_BUFS) & 1);
     TL_MARK(0);
+    WD_MARK(tile_iter, 2);
     it = __shfl_sync(0xffffffffu, it, 0);
     range.x = __shfl_sync(0xffffffffu, range.x, 0);
     range.y = __shfl_sync(0xffffffffu, range.y, 0);
@@ -1279,6 +1376,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 #endif
     }
     if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);   // n_iter == 0: here
+    WD_MARK(tile_iter, 3);
     const uint32_t sO = C::O_IN_V ? sQw + (C::OFF_V - C::OFF_Q) : sQw;   // O_IN_V: 1024-aligned like Q
     if (!FINALIZE_UNDER_PV) finalize_rows(m, l, inv, lse_row);
     epilogue<C>(p, tm_o, t, bar, o, inv, lse_row, wq, ltid, warp, lane, buf, sQw, q_first, row0, col0, store_pending,
@@ -1373,6 +1471,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                 it += max(0, range.y - range.x);
                 ++k;
             }
+            WD_MARK(0xffff, 14);
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
@@ -1408,6 +1507,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         }
         // the last O store must have left shared memory before the CTA exits
         if constexpr (kStoreLate<C>) if (threadIdx.x == 128u * (wq + 1)) retire_store<C>(bar, wq, store_pending);
+        WD_MARK(0xffff, 7);
     }
 }
 
@@ -1558,6 +1658,15 @@ int choose_splits(long long ctas, int max_blocks, int slots) {
     return best;
 }
 
+// Whether some tile (query block, key split) of an unpacked grid has no key block to visit: causal query blocks
+// above the first visible key, or key splits past a short block's end. The first query block sees the fewest keys,
+// so it is enough that its blocks end by the last split's start (tests/test_keyless_tiles.py: against every tile).
+inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, int bn, int splits,
+                              int blocks_per_split) {
+    const int kend0 = causal ? min(seqlen_k, bm + seqlen_k - seqlen_q) : seqlen_k;
+    return (kend0 > 0 ? (kend0 + bn - 1) / bn : 0) <= (splits - 1) * blocks_per_split;
+}
+
 struct Call {
     const __nv_bfloat16 *q, *k, *v;
     __nv_bfloat16* o;
@@ -1656,6 +1765,12 @@ int launch(const Call& a, cudaStream_t stream) {
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
+    // EMPTY_SOLO: at d256 (O in V) a grid with tiles that see no key runs one tile per CTA: the persistent walk
+    // over such tiles hung on H100s (run 57), one tile per CTA did not
+    const bool empty_solo = EMPTY_SOLO && C::O_IN_V && p.pack == 1 &&
+                            has_keyless_tiles(a.seqlen_q, a.seqlen_k, a.causal, C::BM, C::BN, splits,
+                                              p.blocks_per_split);
+    if (empty_solo) p.pairs = 0;
     // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
     // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
     // d64 to 8 blocks: its 2k-key grids lost 5 % in runs 26-28 (96-key tiles) and 0.5 % at 32 in run 37 (128-key)
@@ -1665,7 +1780,15 @@ int launch(const Call& a, cudaStream_t stream) {
     // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
     // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
     // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv);
+    // DYN_PAIRS: also the persistent pairs' grids of >= 16 query blocks whose walk would be the counter's chunks
+    // (groups of 1, >= 12 tiles per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on
+    // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
+    // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
+    const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
+    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
+    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv ||
+                                                  dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
@@ -1694,7 +1817,7 @@ int launch(const Call& a, cudaStream_t stream) {
     // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
     // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
     if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
-        p.n_mblocks < 128 && ctas_launched > sms) {
+        p.n_mblocks < 128 && ctas_launched > sms && !empty_solo) {
         p.lpt_walk = 1;
         ctas_launched = sms;
     }
@@ -1702,8 +1825,7 @@ int launch(const Call& a, cudaStream_t stream) {
     // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
     // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
     // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
-    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && p.group <= DYN_MAX_GROUP &&
-        (long long)p.n_mblocks * units >= 12LL * sms) {
+    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && dyn_chunks_fit) {
         const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
         const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
         if (c < units) {
@@ -1719,6 +1841,18 @@ int launch(const Call& a, cudaStream_t stream) {
         p.lpt_walk = 2;
         ctas_launched = sms;
     }
+#if PAIR_TAIL
+    // PAIR_TAIL: a persistent pair grid taken from the counter instead (kWalk 2), in tile_of's pair-tail order: the
+    // tail's heads cover >= 4 rounds of tiles (scripts/causal_schedule_model.py: fewer leave the head-major part's end
+    // unbalanced)
+    if (p.pair_units > 0) {
+        const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
+        p.tail_heads = (int)(tail < units ? tail : units);
+        p.pairs = p.pair_units = p.lpt_units = 0;
+        p.lpt_walk = 2;
+        ctas_launched = grid < sms ? grid : sms;   // (pairs come from >= 1024 tiles: every CTA has a first one)
+    }
+#endif
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
@@ -1813,6 +1947,27 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         default: return launch<Cfg256>(a, stream);
     }
 }
+
+#if WATCHDOG
+// The watchdog's words (see its section) in mapped host memory, zeroed, and their host address (0 on an error):
+// one allocation per process, zeroed again by every call. The host reads them while a launch runs.
+extern "C" uint64_t attn_watchdog_open() {
+    constexpr size_t kWords = kWdCount + 1 + kWdRecords * kWdRecordWords;
+    static uint32_t* host = nullptr;
+    if (!host && cudaHostAlloc((void**)&host, kWords * sizeof(uint32_t), cudaHostAllocMapped) != cudaSuccess) {
+        host = nullptr;
+        return 0;
+    }
+    for (size_t i = 0; i < kWords; ++i) host[i] = 0;
+    uint32_t* dev = nullptr;
+    unsigned zero = 0;
+    if (cudaHostGetDevicePointer((void**)&dev, host, 0) != cudaSuccess ||
+        cudaMemcpyToSymbol(g_wd, &dev, sizeof dev) != cudaSuccess ||
+        cudaMemcpyToSymbol(g_wd_n, &zero, sizeof zero) != cudaSuccess)
+        return 0;
+    return (uint64_t)(uintptr_t)host;
+}
+#endif
 
 #if TIMELINE
 // Copies up to max_records timeline records (16 words each) of the launches since the last call into host memory
