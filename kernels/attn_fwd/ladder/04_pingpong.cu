@@ -88,8 +88,8 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 0         // @knob PAIR_TAIL 0 {0,1}  persistent pairs from the counter: head-major pair tiles, then
-#endif                      // the last heads' tiles longest first (run 69, prepared: the pairs' last round part idle)
+#define PAIR_TAIL 0         // @knob PAIR_TAIL 0 {0,1,2}  GQA persistent pairs from the counter: head-major pair tiles,
+#endif                      // then the last heads' longest first (runs 69, 73); 2: also the walk's GQA grids <= 32 blks
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1787,8 +1787,8 @@ int launch(const Call& a, cudaStream_t stream) {
     const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
     const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
     const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks || a.heads_q >= 4 * a.heads_kv ||
-                                                  dyn_pairs);
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks ||
+                                                  (a.heads_q >= 4 * a.heads_kv && PAIR_TAIL < 2) || dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
     // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
@@ -1842,10 +1842,12 @@ int launch(const Call& a, cudaStream_t stream) {
         ctas_launched = sms;
     }
 #if PAIR_TAIL
-    // PAIR_TAIL: a persistent pair grid taken from the counter instead (kWalk 2), in tile_of's pair-tail order: the
-    // tail's heads cover >= 4 rounds of tiles (scripts/causal_schedule_model.py: fewer leave the head-major part's end
-    // unbalanced)
-    if (p.pair_units > 0) {
+    // PAIR_TAIL: a GQA persistent pair grid taken from the counter instead (kWalk 2), in tile_of's pair-tail order:
+    // the tail's heads cover >= 4 rounds of tiles (scripts/causal_schedule_model.py: fewer leave the head-major part's
+    // end unbalanced). Groups of 1 lost (run 69: A_d256_c1_s512-s4k -4..-10 %), B_h16x8_d256_c1_s1k-s4k gained 2-6 %.
+    // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
+    // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
+    if (p.group > 1 && p.pack == 1 && (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
         const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
         p.tail_heads = (int)(tail < units ? tail : units);
         p.pairs = p.pair_units = p.lpt_units = 0;
