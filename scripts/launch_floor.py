@@ -39,6 +39,7 @@ extern "C" int launch_empty(int gx, int gy, int gz, int bx, int by, int bz, int 
     return (int)cudaGetLastError();
 }
 """
+CALL_RANGE = "launch_floor_call"
 # host-side CUDA runtime calls that cost device time or synchronise (what q042 suspects)
 SUSPECT_API = ("cudaMalloc", "cudaFree", "cudaMemset", "cudaMemcpy", "cudaFuncSetAttribute", "cudaDeviceSynchronize",
                "cudaStreamSynchronize", "cudaEventSynchronize", "cudaHostAlloc", "cudaMallocHost")
@@ -64,23 +65,26 @@ def profile_call(call) -> tuple[list[dict], list[str]]:
     """One call under torch.profiler: the device activities (from the Chrome trace: grid, block, shared memory) and
     the names of the CUDA runtime calls the host made."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        call()
+        with record_function(CALL_RANGE):   # the host calls inside it are the kernel's, the syncs after are ours
+            call()
         torch.cuda.synchronize()
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         prof.export_chrome_trace(f.name)
         trace = json.loads(Path(f.name).read_text())
     device, runtime = [], []
-    for ev in trace.get("traceEvents", []):
+    events = trace.get("traceEvents", [])
+    span = next(((ev["ts"], ev["ts"] + ev.get("dur", 0)) for ev in events if ev.get("name") == CALL_RANGE), None)
+    for ev in events:
         cat, args = ev.get("cat", ""), ev.get("args", {})
         if cat in ("kernel", "gpu_memset", "gpu_memcpy"):
             device.append(dict(kind=cat, name=ev.get("name", "")[:90], us=float(ev.get("dur", 0.0)),
                                grid=args.get("grid"), block=args.get("block"),
                                smem=args.get("shared memory", 0)))
-        elif cat == "cuda_runtime":
+        elif cat == "cuda_runtime" and (span is None or span[0] <= ev.get("ts", 0) <= span[1]):
             runtime.append(ev.get("name", ""))
     return device, runtime
 

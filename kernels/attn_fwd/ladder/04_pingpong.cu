@@ -89,7 +89,7 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 2         // @knob PAIR_TAIL 2 {0,1,2}  GQA persistent pairs from the counter: head-major pair tiles,
+#define PAIR_TAIL 2         // @knob PAIR_TAIL 2 {0,1,2,3}  GQA persistent pairs from the counter: head-major pair tiles,
 #endif                      // then the last heads' longest first (runs 69, 73); 2: also the walk's GQA grids <= 32 blks
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
@@ -1848,7 +1848,9 @@ int launch(const Call& a, cudaStream_t stream) {
     // end unbalanced). Groups of 1 lost (run 69: A_d256_c1_s512-s4k -4..-10 %), B_h16x8_d256_c1_s1k-s4k gained 2-6 %.
     // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
     // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
-    if (p.group > 1 && p.pack == 1 && (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
+    // PAIR_TAIL 3 (run 74): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
+    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
+        (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
         const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
         p.tail_heads = (int)(tail < units ? tail : units);
         p.pairs = p.pair_units = p.lpt_units = 0;
