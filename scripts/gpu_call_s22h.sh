@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 22, call 8 (either card, ~1 min). Run 74: PAIR_TAIL=3, v24's PAIR_TAIL order also on the persistent pair
+# Session 22, call 8 (either card, ~1 min). Run 76: PAIR_TAIL=3, v24's PAIR_TAIL order also on the persistent pair
 # grids of groups of 1 up to d128 (under 16 blocks at d128, up to 8 at d64: A_d128/A_d64 c1 s512-s1k, C_s1000 d64/d128).
 # Run 69 (every pair grid) measured A_d128_c1_s1k +2.8/+2.1 %, A_d64_c1_s512 +2.1/+2.1 %, A_d64_c1_s1k +1.2 %, and
 # lost only at d256 (left out here). Host code only. Prediction: those four A shapes +0-3 % (s512 at d128 ~0), C_s1000
@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab74"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
-echo "#### run 74 $(date -u +%T)"
+echo "#### run 76 $(date -u +%T)"
 OUT="$OUT/ab74" timeout -k 10 300 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
   --suite kernels/attn_fwd/suites/full.csv --only _c1 --kernels $K "$K:PAIR_TAIL=3" "$K:PAIR_TAIL=2" \
   > "$OUT/ab74/log.txt" 2>&1

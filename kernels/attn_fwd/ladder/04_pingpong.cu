@@ -9,22 +9,21 @@
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
-//   pairs of query blocks for >= 1024 tiles where they beat the walk (d256; persistent under 16 blocks, d64 8), from
-//   the counter in head-major pair order for GQA groups;
-//   split keys only for grids under a wave, merged by combine_kernel;
+//   pairs of query blocks for >= 1024 tiles (persistent ones from the counter, head-major); split keys only for
+//   grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); v23 (DYN_PAIRS) 1.046 on an H100 (run 70, fa3,cudnn,fa2); v24 = PAIR_TAIL 2 (run 73).
-// Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
-// Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
-// cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
+// (run 47, eval 472824c8c0da); on two H100s v23 1.046, v24 (PAIR_TAIL 2) 1.041 (runs 70, 74, fa3,cudnn,fa2: the
+// machines' spread; v24's 17 GQA shapes +2.1 %); v25 = PAIR_TAIL 3 (run 76), not yet through the campaign.
+// Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
+// -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
 //   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
-//   67-68), PAIR_TAIL (runs 69, 73), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66);
+//   67-68), PAIR_TAIL, GQA_PAIR_BLOCKS (runs 69-77), EMPTY_SOLO (keyless d256 grids one tile per CTA, runs 57-66);
 //   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
@@ -89,8 +88,11 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 2         // @knob PAIR_TAIL 2 {0,1,2,3}  GQA persistent pairs from the counter: head-major pair tiles,
-#endif                      // then the last heads' longest first (runs 69, 73); 2: also the walk's GQA grids <= 32 blks
+#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
+#endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
+#ifndef GQA_PAIR_BLOCKS
+#define GQA_PAIR_BLOCKS 0   // @knob GQA_PAIR_BLOCKS 0 {0,127}  PAIR_TAIL >= 2: GQA grids up to this many blocks in
+#endif                      // its order (0: as far as persistent pairs go; B d128 8k stays the walk's: run 77)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1788,7 +1790,9 @@ int launch(const Call& a, cudaStream_t stream) {
     const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
     const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
     const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks ||
+    const int walk_from = PAIR_TAIL >= 2 && p.group > 1 && GQA_PAIR_BLOCKS > persist_blocks ? GQA_PAIR_BLOCKS
+                                                                                          : persist_blocks;
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > walk_from ||
                                                   (a.heads_q >= 4 * a.heads_kv && PAIR_TAIL < 2) || dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
@@ -1848,7 +1852,7 @@ int launch(const Call& a, cudaStream_t stream) {
     // end unbalanced). Groups of 1 lost (run 69: A_d256_c1_s512-s4k -4..-10 %), B_h16x8_d256_c1_s1k-s4k gained 2-6 %.
     // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
     // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
-    // PAIR_TAIL 3 (run 74): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
+    // PAIR_TAIL 3 (run 76): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
     if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
         (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
         const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
