@@ -21,9 +21,9 @@
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
-//   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
-//   67-68), PAIR_TAIL, GQA_PAIR_BLOCKS (runs 69-77), EMPTY_SOLO (keyless d256 grids one tile per CTA, runs 57-66);
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
+//   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS (runs 67-77), EMPTY_SOLO (keyless d256 grids one tile per CTA);
 //   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
@@ -57,6 +57,9 @@
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
+#ifndef D128_BN_PAD
+#define D128_BN_PAD 0       // @knob D128_BN_PAD 0 {0,1}  non-causal d128 under the switch: 176-key blocks where
+#endif                      // they pad the keys >= 5 % less than 128-key ones (333 keys: 352 against 384; run 78)
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
@@ -1943,6 +1946,13 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         return cudaGetLastError();
     }
     const Call a{q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal ? 1 : 0, softmax_scale};
+    // D128_BN_PAD: blocks of `wide` keys pad seqlen_k at least 5 % less than blocks of `narrow` (every key block of a
+    // non-causal tile costs its full width, the padded keys included)
+    auto pads_less = [](int sk, int wide, int narrow) {
+        const long long w = (long long)(sk + wide - 1) / wide * wide;
+        const long long n = (long long)(sk + narrow - 1) / narrow * narrow;
+        return w * 100 <= n * 95;
+    };
     switch (head_dim) {
         case 64:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
@@ -1951,7 +1961,8 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
             // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if (a.causal || seqlen_k <= D128_BN_SWITCH) return launch<Cfg128c>(a, stream);
+            if (a.causal || (seqlen_k <= D128_BN_SWITCH && !(D128_BN_PAD && pads_less(seqlen_k, 176, 128))))
+                return launch<Cfg128c>(a, stream);
             return launch<Cfg128>(a, stream);
         default: return launch<Cfg256>(a, stream);
     }
