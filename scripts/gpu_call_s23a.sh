@@ -24,4 +24,8 @@ echo "rc $?"; grep -vE "^\[" "$OUT/v25_full3.log" | grep -v "workbench-result" |
 echo "#### edge $(date -u +%T)"
 timeout -k 10 150 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/v25_edge.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/v25_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
+echo "#### PAIR_TAIL's grids beyond full and edge (keyless blocks, odd counts and groups) $(date -u +%T)"
+OUT="$OUT/pair_tail" timeout -k 10 120 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
+  --suite tests/fixtures/pair_tail_shapes.csv --kernels $K > "$OUT/pair_tail_shapes.log" 2>&1
+echo "rc $?"; grep -E "^T_|FAIL|rror" "$OUT/pair_tail_shapes.log" | cut -c1-120 | head -10
 echo "#### done $(date -u +%T)"

@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
 echo "#### run 78: correctness of the knob $(date -u +%T)"
 OUT="$OUT/ab78/check" timeout -k 10 120 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
   --suite tests/fixtures/d128_pad_keys.csv --kernels "$K:D128_BN_PAD=1" > "$OUT/ab78/check.log" 2>&1
-echo "rc $?"; grep -E "passed|FAIL|rror" "$OUT/ab78/check.log" | tail -3
+echo "rc $?"; grep -E "^P_|FAIL|rror" "$OUT/ab78/check.log" | cut -c1-120 | head -8
 echo "#### run 78: A/B $(date -u +%T)"
 OUT="$OUT/ab78" timeout -k 10 300 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
   --suite kernels/attn_fwd/suites/full.csv --only D_cross,_d128_c0 --kernels $K "$K:D128_BN_PAD=1" \
