@@ -19,7 +19,7 @@
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
-//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
+//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
@@ -1683,6 +1683,14 @@ inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, in
     return (kend0 > 0 ? (kend0 + bn - 1) / bn : 0) <= (splits - 1) * blocks_per_split;
 }
 
+// D128_BN_PAD: whether blocks of `wide` keys pad seqlen_k at least 5 % less than blocks of `narrow` (every key
+// block of a non-causal tile costs its full width, the padded keys included)
+inline bool pads_less(int seqlen_k, int wide, int narrow) {
+    const long long w = (long long)(seqlen_k + wide - 1) / wide * wide;
+    const long long n = (long long)(seqlen_k + narrow - 1) / narrow * narrow;
+    return w * 100 <= n * 95;
+}
+
 struct Call {
     const __nv_bfloat16 *q, *k, *v;
     __nv_bfloat16* o;
@@ -1691,85 +1699,12 @@ struct Call {
     float scale;
 };
 
+// The grid a launch takes and how its CTAs walk the tiles: p's pairs, pair_units, lpt_units, lpt_walk (and
+// tail_heads), and the CTA count. Host C++ only (no CUDA calls): tests/test_grid_plan.py compiles it with g++ and
+// checks which walk each measured shape class gets. p holds n_mblocks, group and pack; splits and grid (tiles) are
+// chosen; heads_grid is the grid's heads (the KV heads when packed).
 template <class C>
-int launch(const Call& a, cudaStream_t stream) {
-    static int sms = 0;
-    if (sms == 0) {
-        cudaError_t e =
-            cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-        if (e != cudaSuccess) return e;
-        if constexpr (CAUSAL_PERSIST != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM);
-            if (e != cudaSuccess) return e;
-        }
-        if constexpr (DYN_WALK) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM);
-            if (e != cudaSuccess) return e;
-        }
-        if constexpr (PACK_GQA != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, false>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM);
-            if (e != cudaSuccess) return e;
-        }
-        if constexpr (PACK_GQA != 0) {
-            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, true>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM);
-            if (e != cudaSuccess) return e;
-        }
-        int dev = 0;
-        if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
-        if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
-    }
-    Params p{};
-    p.lse = a.lse;
-    p.batch = a.batch; p.heads_q = a.heads_q; p.heads_kv = a.heads_kv;
-    p.seqlen_q = a.seqlen_q; p.seqlen_k = a.seqlen_k; p.group = a.heads_q / a.heads_kv; p.causal = a.causal;
-    p.scale_log2 = a.scale * 1.4426950408889634f;
-    p.q = a.q; p.o = a.o;
-    p.pack = PACK_GQA && pack_gqa(a.seqlen_q, p.group, C::BM) ? p.group : 1;
-    const int heads_grid = p.pack > 1 ? a.heads_kv : a.heads_q;
-    const long long packed_rows = (long long)a.seqlen_q * p.pack;
-    if (packed_rows > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-    p.n_mblocks = (int)((packed_rows + C::BM - 1) / C::BM);
-    int kend = a.seqlen_k;   // keys visible to the last (longest) query block
-    if (a.causal) kend = min(kend, (int)((p.n_mblocks * (long long)C::BM - 1) / p.pack) + 1 + a.seqlen_k - a.seqlen_q);
-    const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
-    const long long ctas = (long long)p.n_mblocks * a.batch * heads_grid;
-    int splits = choose_splits(ctas, max_blocks, sms);   // one CTA per SM (registers and smem)
-    p.blocks_per_split = splits > 1 ? (max_blocks + splits - 1) / splits : (max_blocks > 0 ? max_blocks : 1);
-    if (splits > 1) splits = (max_blocks + p.blocks_per_split - 1) / p.blocks_per_split;
-    const size_t rows = (size_t)a.batch * a.heads_q * a.seqlen_q;
-    if (splits > 1) {
-        const size_t bytes = (size_t)splits * rows * (C::D + 1) * sizeof(float);
-        if (bytes > ((size_t)1 << 30) || ensure_workspace(bytes) != cudaSuccess) {
-            splits = 1;
-            p.blocks_per_split = max_blocks > 0 ? max_blocks : 1;
-        } else {
-            p.o_part = g_workspace;
-            p.lse_part = g_workspace + (size_t)splits * rows * C::D;
-        }
-    }
-    p.n_splits = splits;
-    const long long grid = ctas * splits;
-    if (grid > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-    p.packed_tiles = p.pack > 1 ? (int)grid : 0;
-
-    CUtensorMap tm_q, tm_k, tm_v, tm_o;
-    int e;
-    if ((e = make_map(&tm_q, a.q, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
-    if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
-    if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
-    if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
-    // run 34: the consumers' own Q loads cost a tile 1.2-2x where tiles are short (random shapes 23, 31,
-    // 36); a group that divides 64 gets the producer's prefetching TMA instead, else keeps the consumer path
-    bool pack_tma = false;
-    if (p.pack > 1 && 64 % p.pack == 0) {
-        if ((e = make_packed_map(&tm_q, a.q, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
-        if ((e = make_packed_map(&tm_o, a.o, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
-        pack_tma = true;
-    }
+long long plan_grid(Params& p, const Call& a, int sms, int splits, long long grid, int heads_grid) {
     // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
     // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
     const bool persistent = PERSISTENT == 1 && !a.causal;
@@ -1875,6 +1810,89 @@ int launch(const Call& a, cudaStream_t stream) {
         ctas_launched = grid < sms ? grid : sms;   // (pairs come from >= 1024 tiles: every CTA has a first one)
     }
 #endif
+    return ctas_launched;
+}
+
+template <class C>
+int launch(const Call& a, cudaStream_t stream) {
+    static int sms = 0;
+    if (sms == 0) {
+        cudaError_t e =
+            cudaFuncSetAttribute(attn_wgmma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        if (e != cudaSuccess) return e;
+        if constexpr (CAUSAL_PERSIST != 0) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (DYN_WALK) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<C, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (PACK_GQA != 0) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, false>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        if constexpr (PACK_GQA != 0) {
+            e = cudaFuncSetAttribute(attn_wgmma_kernel<Packed<C, true>>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+            if (e != cudaSuccess) return e;
+        }
+        int dev = 0;
+        if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+        if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return e;
+    }
+    Params p{};
+    p.lse = a.lse;
+    p.batch = a.batch; p.heads_q = a.heads_q; p.heads_kv = a.heads_kv;
+    p.seqlen_q = a.seqlen_q; p.seqlen_k = a.seqlen_k; p.group = a.heads_q / a.heads_kv; p.causal = a.causal;
+    p.scale_log2 = a.scale * 1.4426950408889634f;
+    p.q = a.q; p.o = a.o;
+    p.pack = PACK_GQA && pack_gqa(a.seqlen_q, p.group, C::BM) ? p.group : 1;
+    const int heads_grid = p.pack > 1 ? a.heads_kv : a.heads_q;
+    const long long packed_rows = (long long)a.seqlen_q * p.pack;
+    if (packed_rows > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    p.n_mblocks = (int)((packed_rows + C::BM - 1) / C::BM);
+    int kend = a.seqlen_k;   // keys visible to the last (longest) query block
+    if (a.causal) kend = min(kend, (int)((p.n_mblocks * (long long)C::BM - 1) / p.pack) + 1 + a.seqlen_k - a.seqlen_q);
+    const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
+    const long long ctas = (long long)p.n_mblocks * a.batch * heads_grid;
+    int splits = choose_splits(ctas, max_blocks, sms);   // one CTA per SM (registers and smem)
+    p.blocks_per_split = splits > 1 ? (max_blocks + splits - 1) / splits : (max_blocks > 0 ? max_blocks : 1);
+    if (splits > 1) splits = (max_blocks + p.blocks_per_split - 1) / p.blocks_per_split;
+    const size_t rows = (size_t)a.batch * a.heads_q * a.seqlen_q;
+    if (splits > 1) {
+        const size_t bytes = (size_t)splits * rows * (C::D + 1) * sizeof(float);
+        if (bytes > ((size_t)1 << 30) || ensure_workspace(bytes) != cudaSuccess) {
+            splits = 1;
+            p.blocks_per_split = max_blocks > 0 ? max_blocks : 1;
+        } else {
+            p.o_part = g_workspace;
+            p.lse_part = g_workspace + (size_t)splits * rows * C::D;
+        }
+    }
+    p.n_splits = splits;
+    const long long grid = ctas * splits;
+    if (grid > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    p.packed_tiles = p.pack > 1 ? (int)grid : 0;
+
+    CUtensorMap tm_q, tm_k, tm_v, tm_o;
+    int e;
+    if ((e = make_map(&tm_q, a.q, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
+    if ((e = make_map(&tm_k, a.k, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
+    if ((e = make_map(&tm_v, a.v, a.seqlen_k, a.heads_kv, a.batch, C::D, C::BN)) != cudaSuccess) return e;
+    if ((e = make_map(&tm_o, a.o, a.seqlen_q, a.heads_q, a.batch, C::D, 64)) != cudaSuccess) return e;
+    // run 34: the consumers' own Q loads cost a tile 1.2-2x where tiles are short (random shapes 23, 31,
+    // 36); a group that divides 64 gets the producer's prefetching TMA instead, else keeps the consumer path
+    bool pack_tma = false;
+    if (p.pack > 1 && 64 % p.pack == 0) {
+        if ((e = make_packed_map(&tm_q, a.q, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
+        if ((e = make_packed_map(&tm_o, a.o, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
+        pack_tma = true;
+    }
+    const long long ctas_launched = plan_grid<C>(p, a, sms, splits, grid, heads_grid);
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
@@ -1956,13 +1974,6 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         return cudaGetLastError();
     }
     const Call a{q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal ? 1 : 0, softmax_scale};
-    // D128_BN_PAD: blocks of `wide` keys pad seqlen_k at least 5 % less than blocks of `narrow` (every key block of a
-    // non-causal tile costs its full width, the padded keys included)
-    auto pads_less = [](int sk, int wide, int narrow) {
-        const long long w = (long long)(sk + wide - 1) / wide * wide;
-        const long long n = (long long)(sk + narrow - 1) / narrow * narrow;
-        return w * 100 <= n * 95;
-    };
     switch (head_dim) {
         case 64:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
