@@ -2,123 +2,17 @@
 choose_splits, has_keyless_tiles and pads_less, cut out of the .cu with its knob defaults and compiled with g++. Each
 case is a shape class whose walk a GPU run chose (docs/kernel_ladder.md, the run in the comment); a changed rule that
 moves one of them fails here before any device time is spent."""
-import re
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL = ROOT / "kernels" / "attn_fwd" / "ladder" / "04_pingpong.cu"
+sys.path.insert(0, str(ROOT / "scripts"))
+from grid_plan import main, plans, walk  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (host build of the launch rules)")
-
-PRELUDE = """#include <algorithm>
-#include <cstdio>
-using std::min;
-#define __device__
-#define __forceinline__ inline
-struct __nv_bfloat16 { unsigned short bits; };
-"""
-# A stand-in for Cfg: only what the rules read. d256's O staged in V as the rung's Cfg<256, 80, 2> has it.
-CFG = """
-template <int D_, int BN_, bool O_IN_V_>
-struct TestCfg { static constexpr int D = D_, BN = BN_, BM = 128; static constexpr bool O_IN_V = O_IN_V_; };
-"""
-# stdin per case: "D batch heads_q heads_kv seqlen_q seqlen_k causal"; the Params set up as launch<C> does before
-# its plan (splits from choose_splits for 132 SMs); stdout per case: "pairs pair_units lpt_units lpt_walk tail ctas".
-DRIVER = """
-template <class C>
-void plan_case(int batch, int hq, int hkv, int sq, int sk, int causal) {
-    const int sms = 132;
-    Params p{};
-    const Call a{nullptr, nullptr, nullptr, nullptr, nullptr, batch, hq, hkv, sq, sk, causal, 1.f};
-    p.batch = batch; p.heads_q = hq; p.heads_kv = hkv; p.seqlen_q = sq; p.seqlen_k = sk; p.causal = causal;
-    p.group = hq / hkv;
-    p.pack = PACK_GQA && pack_gqa(sq, p.group, C::BM) ? p.group : 1;
-    const int heads_grid = p.pack > 1 ? hkv : hq;
-    p.n_mblocks = (int)(((long long)sq * p.pack + C::BM - 1) / C::BM);
-    int kend = sk;
-    if (causal) kend = min(kend, (int)((p.n_mblocks * (long long)C::BM - 1) / p.pack) + 1 + sk - sq);
-    const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
-    const long long ctas = (long long)p.n_mblocks * batch * heads_grid;
-    int splits = choose_splits(ctas, max_blocks, sms);
-    p.blocks_per_split = splits > 1 ? (max_blocks + splits - 1) / splits : (max_blocks > 0 ? max_blocks : 1);
-    if (splits > 1) splits = (max_blocks + p.blocks_per_split - 1) / p.blocks_per_split;
-    p.n_splits = splits;
-    const long long launched = plan_grid<C>(p, a, sms, splits, ctas * splits, heads_grid);
-    int tail = -1;
-#if PAIR_TAIL
-    tail = p.tail_heads;
-#endif
-    printf("%d %d %d %d %d %lld\\n", p.pairs, p.pair_units, p.lpt_units, p.lpt_walk, tail, launched);
-}
-int main() {
-    int d, b, hq, hkv, sq, sk, c;
-    while (scanf("%d %d %d %d %d %d %d", &d, &b, &hq, &hkv, &sq, &sk, &c) == 7) {
-        if (d == 256) plan_case<TestCfg<256, 80, true>>(b, hq, hkv, sq, sk, c);
-        else if (c || sk <= D128_BN_SWITCH) plan_case<TestCfg<128, 128, false>>(b, hq, hkv, sq, sk, c);
-        else plan_case<TestCfg<128, 176, false>>(b, hq, hkv, sq, sk, c);
-    }
-    int sk_cases[] = {150, 176, 177, 333, 352, 700, 1024, 1400, 3000};
-    for (int s : sk_cases) printf("pads %d %d\\n", s, pads_less(s, 176, 128) ? 1 : 0);
-    return 0;
-}
-"""
-
-
-def braced(src: str, start: str, tail: str = "") -> str:
-    at = src.index(start)
-    depth, i = 0, src.index("{", at)
-    while True:
-        depth += {"{": 1, "}": -1}.get(src[i], 0)
-        if depth == 0:
-            return src[at:i + 1] + tail
-        i += 1
-
-
-def knob_defaults(src: str) -> str:
-    """The knobs section's #ifndef/#define/#endif lines (the rung's defaults, overridable with -D)."""
-    section = src[src.index("// ---- knobs"):]
-    section = section[:section.index("// ====")]
-    return "\n".join(line for line in section.splitlines() if line.startswith(("#ifndef", "#define", "#endif")))
-
-
-def rules_source() -> str:
-    src = KERNEL.read_text()
-    parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
-             braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
-             braced(src, "inline bool has_keyless_tiles("), braced(src, "inline bool pads_less("),
-             braced(src, "struct Call {", ";"), CFG, "template <class C>\n" + braced(src, "long long plan_grid("),
-             DRIVER]
-    return "\n".join(parts)
-
-
-def plans(tmp_path: Path, cases: list[tuple], defines: tuple = ()) -> tuple[list[tuple], dict[int, int]]:
-    (tmp_path / "plan.cpp").write_text(rules_source())
-    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", *defines, "-o", "plan", "plan.cpp"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(tmp_path / "plan")], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
-                         capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    lines = run.stdout.strip().splitlines()
-    rows = [tuple(map(int, line.split())) for line in lines if not line.startswith("pads")]
-    pads = {int(line.split()[1]): int(line.split()[2]) for line in lines if line.startswith("pads")}
-    return rows, pads
-
-
-def walk(row: tuple) -> str:
-    """The walk a plan row names: pairs, pair_units, lpt_units, lpt_walk, tail_heads, CTAs."""
-    pairs, pair_units, _, lpt_walk, tail, _ = row
-    if lpt_walk == 2:
-        return "pair_tail" if tail > 0 else "counter"
-    if lpt_walk == 1:
-        return "static_walk"
-    if pair_units > 0:
-        return "persistent_pairs"
-    return "pairs_per_cta" if pairs else "cta_per_tile"
-
 
 # (name, (head_dim, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal), the walk v25 takes, why)
 CASES = [
@@ -132,7 +26,7 @@ CASES = [
     ("C_s3000_d128_c1", (128, 2, 16, 16, 3000, 3000, 1), "static_walk", "768 tiles: no pairs, no chunks"),
     ("A_d256_c1_s16k", (256, 1, 8, 8, 16384, 16384, 1), "cta_per_tile", "run 54: no counter walk at d256"),
     ("E_d256_q4097_k129_mqa_causal", (256, 1, 8, 1, 4097, 129, 1), "cta_per_tile", "runs 57-66: EMPTY_SOLO"),
-    ("A_d128_c0_s4k", (128, 4, 16, 16, 4096, 4096, 0), "cta_per_tile", "non-causal: persistent, no walk"),
+    ("A_d128_c0_s4k", (128, 4, 16, 16, 4096, 4096, 0), "persistent", "non-causal: one CTA per SM, no walk"),
 ]
 
 
@@ -160,3 +54,17 @@ def test_pads_less_prefers_176_key_blocks_only_where_they_pad_5_percent_less(tmp
     _, pads = plans(tmp_path, [])
     # 150: 176 against 256 keys; 333: 352 against 384; 700: 704 against 768; 1024, 1400, 3000: 128's pad no more
     assert pads == {150: 1, 176: 1, 177: 0, 333: 1, 352: 1, 700: 1, 1024: 0, 1400: 0, 3000: 0}
+
+
+def test_the_cli_prints_each_shapes_walk_and_refuses_bad_input(capsys):
+    suite = str(ROOT / "kernels" / "attn_fwd" / "suites" / "full.csv")
+    assert main(["--suite", suite, "--only", "B_h32x8_d128_c1_s2k,A_d256_c1_s2k"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in out] == [["A_d256_c1_s2k", "persistent_pairs"],
+                                                 ["B_h32x8_d128_c1_s2k", "pair_tail"]]
+    assert main(["--suite", suite, "--only", "B_h32x8_d128_c1_s2k", "-D", "PAIR_TAIL=0"]) == 0
+    assert capsys.readouterr().out.split()[1] == "static_walk"
+    for bad in (["--suite", suite, "-D", "PAIR_TAIL"], ["--suite", "no/such.csv"], ["--suite", suite, "--only", "zz"]):
+        assert main(bad) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("grid_plan: "), err

@@ -1,0 +1,199 @@
+"""Which grid and walk rung 04's launch rules give each shape, without a GPU: the real plan_grid (and pack_gqa,
+choose_splits, has_keyless_tiles, pads_less) cut out of the .cu with its knob defaults and compiled with g++.
+
+    python3 scripts/grid_plan.py --suite kernels/attn_fwd/suites/full.csv --only _c1 [-D PAIR_TAIL=0 ...]
+        [--json docs/data/h100_ladder_04_pingpong_full_dt4_v24_2026-12-06.json]
+
+Prints per shape the walk (pair_tail, counter, static_walk, persistent_pairs, pairs_per_cta, persistent,
+cta_per_tile), the CTAs launched and the LPT chunk, and with --json that evaluation's x FA3 beside it: which shapes a
+rule change reaches, before any device time. tests/test_grid_plan.py holds the measured classes to it. 132 SMs (H100 and H200).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = ROOT / "kernels" / "attn_fwd" / "ladder" / "04_pingpong.cu"
+
+PRELUDE = """#include <algorithm>
+#include <cstdio>
+using std::min;
+#define __device__
+#define __forceinline__ inline
+struct __nv_bfloat16 { unsigned short bits; };
+"""
+# A stand-in for Cfg: only what the rules read. d256's O staged in V as the rung's Cfg<256, 80, 2> has it.
+CFG = """
+template <int D_, int BN_, bool O_IN_V_>
+struct TestCfg { static constexpr int D = D_, BN = BN_, BM = 128; static constexpr bool O_IN_V = O_IN_V_; };
+"""
+# stdin per case: "D batch heads_q heads_kv seqlen_q seqlen_k causal"; the Params set up as launch<C> does before
+# its plan (splits from choose_splits for 132 SMs); stdout per case: "pairs pair_units lpt_units lpt_walk tail ctas
+# tiles".
+DRIVER = """
+template <class C>
+void plan_case(int batch, int hq, int hkv, int sq, int sk, int causal) {
+    const int sms = 132;
+    Params p{};
+    const Call a{nullptr, nullptr, nullptr, nullptr, nullptr, batch, hq, hkv, sq, sk, causal, 1.f};
+    p.batch = batch; p.heads_q = hq; p.heads_kv = hkv; p.seqlen_q = sq; p.seqlen_k = sk; p.causal = causal;
+    p.group = hq / hkv;
+    p.pack = PACK_GQA && pack_gqa(sq, p.group, C::BM) ? p.group : 1;
+    const int heads_grid = p.pack > 1 ? hkv : hq;
+    p.n_mblocks = (int)(((long long)sq * p.pack + C::BM - 1) / C::BM);
+    int kend = sk;
+    if (causal) kend = min(kend, (int)((p.n_mblocks * (long long)C::BM - 1) / p.pack) + 1 + sk - sq);
+    const int max_blocks = kend > 0 ? (kend + C::BN - 1) / C::BN : 0;
+    const long long ctas = (long long)p.n_mblocks * batch * heads_grid;
+    int splits = choose_splits(ctas, max_blocks, sms);
+    p.blocks_per_split = splits > 1 ? (max_blocks + splits - 1) / splits : (max_blocks > 0 ? max_blocks : 1);
+    if (splits > 1) splits = (max_blocks + p.blocks_per_split - 1) / p.blocks_per_split;
+    p.n_splits = splits;
+    const long long launched = plan_grid<C>(p, a, sms, splits, ctas * splits, heads_grid);
+    int tail = -1;
+#if PAIR_TAIL
+    tail = p.tail_heads;
+#endif
+    printf("%d %d %d %d %d %lld %lld\\n", p.pairs, p.pair_units, p.lpt_units, p.lpt_walk, tail, launched,
+           ctas * splits);
+}
+int main() {
+    int d, b, hq, hkv, sq, sk, c;
+    while (scanf("%d %d %d %d %d %d %d", &d, &b, &hq, &hkv, &sq, &sk, &c) == 7) {
+        // the rung's dispatch (attn_fwd) for head_dim 128 and 256
+        if (d == 256) plan_case<TestCfg<256, 80, true>>(b, hq, hkv, sq, sk, c);
+        else if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<128, 80, false>>(b, hq, hkv, sq, sk, c);
+        else if (c || (sk <= D128_BN_SWITCH && !(D128_BN_PAD && pads_less(sk, 176, 128))))
+            plan_case<TestCfg<128, 128, false>>(b, hq, hkv, sq, sk, c);
+        else plan_case<TestCfg<128, 176, false>>(b, hq, hkv, sq, sk, c);
+    }
+    int sk_cases[] = {150, 176, 177, 333, 352, 700, 1024, 1400, 3000};
+    for (int s : sk_cases) printf("pads %d %d\\n", s, pads_less(s, 176, 128) ? 1 : 0);
+    return 0;
+}
+"""
+
+
+def braced(src: str, start: str, tail: str = "") -> str:
+    at = src.index(start)
+    depth, i = 0, src.index("{", at)
+    while True:
+        depth += {"{": 1, "}": -1}.get(src[i], 0)
+        if depth == 0:
+            return src[at:i + 1] + tail
+        i += 1
+
+
+def knob_defaults(src: str) -> str:
+    """The knobs section's #ifndef/#define/#endif lines (the rung's defaults, overridable with -D)."""
+    section = src[src.index("// ---- knobs"):]
+    section = section[:section.index("// ====")]
+    return "\n".join(line for line in section.splitlines() if line.startswith(("#ifndef", "#define", "#endif")))
+
+
+def rules_source() -> str:
+    src = KERNEL.read_text()
+    parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
+             braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
+             braced(src, "inline bool has_keyless_tiles("), braced(src, "inline bool pads_less("),
+             braced(src, "struct Call {", ";"), CFG, "template <class C>\n" + braced(src, "long long plan_grid("),
+             DRIVER]
+    return "\n".join(parts)
+
+
+class PlanError(RuntimeError):
+    """The rules did not build or run (the message says which)."""
+
+
+def plans(work: Path, cases: list[tuple], defines: tuple = ()) -> tuple[list[tuple], dict[int, int]]:
+    """Each case (head_dim, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal) planned by the rules built in
+    `work` with `defines` (-DNAME=VALUE): the plan rows, and pads_less over a fixed set of key lengths."""
+    (work / "plan.cpp").write_text(rules_source())
+    build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", *defines, "-o", "plan", "plan.cpp"], cwd=work,
+                           capture_output=True, text=True, timeout=300)
+    if build.returncode != 0:
+        raise PlanError(f"the launch rules do not build with g++: {build.stderr[-3000:]}")
+    run = subprocess.run([str(work / "plan")], input="".join(" ".join(map(str, c)) + "\n" for c in cases),
+                         capture_output=True, text=True, timeout=60)
+    if run.returncode != 0:
+        raise PlanError(f"the plan driver failed: {run.stderr[-2000:]}")
+    lines = run.stdout.strip().splitlines()
+    rows = [tuple(map(int, line.split())) for line in lines if not line.startswith("pads")]
+    pads = {int(line.split()[1]): int(line.split()[2]) for line in lines if line.startswith("pads")}
+    return rows, pads
+
+
+def walk(row: tuple) -> str:
+    """The walk a plan row names: pairs, pair_units, lpt_units, lpt_walk, tail_heads, CTAs, tiles."""
+    pairs, pair_units, _, lpt_walk, tail, ctas, tiles = row
+    if lpt_walk == 2:
+        return "pair_tail" if tail > 0 else "counter"
+    if lpt_walk == 1:
+        return "static_walk"
+    if pair_units > 0:
+        return "persistent_pairs"
+    if pairs:
+        return "pairs_per_cta"
+    return "persistent" if ctas < tiles else "cta_per_tile"
+
+
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--suite", default=str(ROOT / "kernels/attn_fwd/suites/full.csv"), help="a suite CSV")
+    ap.add_argument("--only", default="", help="comma-separated substrings of scenario names")
+    ap.add_argument("-D", dest="defines", action="append", default=[], help="a knob, NAME=VALUE (repeatable)")
+    ap.add_argument("--json", help="an evaluation's JSON (workbench check --json): its x FA3 per shape beside")
+    args = ap.parse_args(argv)
+    if shutil.which("g++") is None:
+        print("grid_plan: needs g++ on PATH (the rules are compiled for the host)", file=sys.stderr)
+        return 2
+    suite = Path(args.suite)
+    if not suite.is_file():
+        print(f"grid_plan: no suite file {suite}", file=sys.stderr)
+        return 2
+    bad = [d for d in args.defines if "=" not in d or not d.split("=")[0].isidentifier()]
+    if bad:
+        print(f"grid_plan: -D takes NAME=VALUE, got {bad[0]!r}", file=sys.stderr)
+        return 2
+    ratios = {}
+    if args.json:
+        try:
+            doc = json.loads(Path(args.json).read_text())
+            ratios = {r["scenario"]["name"]: r["reference_stats"]["fa3"]["median_us"] / r["stats"]["median_us"]
+                      for r in doc["rows"] if r.get("stats") and r.get("reference_stats", {}).get("fa3")}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"grid_plan: {args.json} is not an evaluation JSON with fa3 rows ({e})", file=sys.stderr)
+            return 2
+    with suite.open(newline="") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.lstrip().startswith("#"))]
+    keys = [k.strip() for k in args.only.split(",") if k.strip()]
+    rows = [r for r in rows if not keys or any(k in r["name"] for k in keys)]
+    rows = [r for r in rows if int(r["head_dim"]) in (128, 256)]   # d64's Cfg choice needs the GPU's wave count
+    if not rows:
+        print("grid_plan: no d128/d256 shape matches (d64 is not planned here)", file=sys.stderr)
+        return 2
+    cases = [tuple(int(r[k]) for k in ("head_dim", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "causal"))
+             for r in rows]
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            planned, _ = plans(Path(work), cases, tuple(f"-D{d}" for d in args.defines))
+        except PlanError as e:
+            print(f"grid_plan: {e}", file=sys.stderr)
+            return 1
+    for r, p in zip(rows, planned):
+        extra = f"  x FA3 {ratios[r['name']]:.3f}" if r["name"] in ratios else ""
+        print(f"{r['name']:34s} {walk(p):16s} CTAs {p[5]:6d}  LPT chunk {p[2]:4d}{extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
