@@ -6,7 +6,8 @@ choose_splits, has_keyless_tiles, pads_less) cut out of the .cu with its knob de
 
 Prints per shape the walk (pair_tail, counter, static_walk, persistent_pairs, pairs_per_cta, persistent,
 cta_per_tile), the CTAs launched and the LPT chunk, and with --json that evaluation's x FA3 beside it: which shapes a
-rule change reaches, before any device time. tests/test_grid_plan.py holds the measured classes to it. 132 SMs (H100 and H200).
+rule change reaches, before any device time. tests/test_grid_plan.py holds the measured classes to it. 132 SMs (H100
+and H200).
 """
 from __future__ import annotations
 
