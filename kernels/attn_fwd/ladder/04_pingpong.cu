@@ -24,7 +24,7 @@
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
 //   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS (runs 67-77), EMPTY_SOLO (keyless d256 grids one tile per CTA);
-//   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS, WAIT_UNI. Diagnostics: TIMELINE, WATCHDOG.
+//   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
 //   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
@@ -121,9 +121,6 @@
 #ifndef WATCHDOG
 #define WATCHDOG 0          // diagnostics only (scripts/hang_probe.py): 1 progress marks and stalled waits in host
 #endif                      // memory; 2 the stalled waits only, no per-tile host writes (run 66: the marks hid a hang)
-#ifndef WAIT_UNI
-#define WAIT_UNI 1          // @knob WAIT_UNI 1 {0,1}  mbarrier waits branch with bra.uni (1) or bra (0: run 79)
-#endif
 #ifndef EMPTY_SOLO
 #define EMPTY_SOLO 1        // @knob EMPTY_SOLO 1 {0,1}  d256 (O staged in V): grids with tiles that see no key run one
 #endif                      // tile per CTA (run 57: the d256 walk over such tiles hung on H100s, 3 of 3 tries)
@@ -298,20 +295,13 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         }
     }
 #endif
-    // WAIT_UNI 1 promises ptxas that every active lane leaves the loop together (`bra.uni`); try_wait's result is
-    // each thread's own, so WAIT_UNI 0 branches as CUTLASS does (`bra`: ptxas keeps the warp's convergence around it)
     asm volatile(
         "{\n"
         ".reg .pred P1;\n"
         "LAB_WAIT:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1, %2;\n"
-#if WAIT_UNI
         "@P1 bra.uni DONE;\n"
         "bra.uni LAB_WAIT;\n"
-#else
-        "@P1 bra DONE;\n"
-        "bra LAB_WAIT;\n"
-#endif
         "DONE:\n"
         "}\n" ::"r"(bar), "r"(parity), "r"(0x989680) : "memory");
 }
