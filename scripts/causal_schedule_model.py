@@ -14,7 +14,8 @@ compares the rung's one-CTA-per-SM schedules: persistent pairs, the counter's ch
 DYN_PAIRS) and PAIR_TAIL's order from the counter (run 69's prediction, at --persist-tile-us 0.8). It has no memory
 system: run 67 measured its pair-against-walk gains at 16-32 query blocks (A_d128_c1_s4k: model +1.4 %, measured
 +1.5-1.7 %) but not at 4-8 (model +1-2 %, measured -6..-11 %, where the pairs' merged tiles and head-major L2 reuse
-count).
+count), and PAIR_TAIL's order gained more than modelled on GQA grids (runs 69, 73: B_h16x8_d256_c1_s1k +1.3 modelled,
++5.7 measured) and lost at d256 with groups of 1 (A_d256_c1_s2k: +1.4 modelled, -3.8 measured).
 """
 from __future__ import annotations
 
