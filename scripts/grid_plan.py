@@ -83,6 +83,7 @@ int main() {
 
 
 def braced(src: str, start: str, tail: str = "") -> str:
+    """The text from `start` through its matching closing brace (plus `tail`, e.g. a struct's ';')."""
     at = src.index(start)
     depth, i = 0, src.index("{", at)
     while True:

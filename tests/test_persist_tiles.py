@@ -4,11 +4,15 @@ and the CAUSAL_PERSIST=32 build spills nothing (ptxas -v), which a walk whose lo
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from grid_plan import braced  # noqa: E402  (the rung's own text cut at matching braces, one helper for both)
+
 KERNEL = ROOT / "kernels" / "attn_fwd" / "ladder" / "04_pingpong.cu"
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (host build of the tile walk)")
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
@@ -45,17 +49,6 @@ int main() {
     return 0;
 }
 """
-
-
-def braced(src: str, start: str, tail: str = "") -> str:
-    """The text from `start` through its matching closing brace (plus `tail`, e.g. a struct's ';')."""
-    at = src.index(start)
-    depth, i = 0, src.index("{", at)
-    while True:
-        depth += {"{": 1, "}": -1}.get(src[i], 0)
-        if depth == 0:
-            return src[at:i + 1] + tail
-        i += 1
 
 
 def tile_maths_source(src: str) -> str:
