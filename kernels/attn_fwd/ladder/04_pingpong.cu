@@ -23,7 +23,7 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS (runs 67-77), EMPTY_SOLO (keyless d256 grids one tile per CTA);
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS, LONG_CHUNK_MB (runs 67-81), EMPTY_SOLO (keyless d256);
 //   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
@@ -96,6 +96,9 @@
 #ifndef GQA_PAIR_BLOCKS
 #define GQA_PAIR_BLOCKS 0   // @knob GQA_PAIR_BLOCKS 0 {0,127}  PAIR_TAIL >= 2: GQA grids up to this many blocks in
 #endif                      // its order (0: as far as persistent pairs go; B d128 8k stays the walk's: run 77)
+#ifndef LONG_CHUNK_MB
+#define LONG_CHUNK_MB 16    // @knob LONG_CHUNK_MB 16 {16,32}  K/V megabytes per LPT chunk of the >= 128-block causal
+#endif                      // grids (and CAUSAL_ORDER 2's); FA3's scheduler sections 32 MB (run 81)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1752,7 +1755,7 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
     if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
     if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
-        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
+        const long long heads_fit = kv_head_bytes > 0 ? ((long long)LONG_CHUNK_MB << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
