@@ -21,9 +21,9 @@
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
-//   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS, LONG_CHUNK_MB (runs 67-81), EMPTY_SOLO (keyless d256);
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
+//   grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_MIN_ROUNDS,
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS, LONG_CHUNK_MB (runs 67-82), EMPTY_SOLO (keyless d256);
 //   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
@@ -80,6 +80,9 @@
 #endif                      // by the atomic counter (run 52's gainers), every other grid as v21
 #ifndef DYN_CHUNK_MB
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
+#endif
+#ifndef DYN_MIN_ROUNDS
+#define DYN_MIN_ROUNDS 12   // @knob DYN_MIN_ROUNDS 12 {4,12}  DYN_CHUNKS only on grids of >= this many tiles per SM
 #endif
 #ifndef DYN_MAX_GROUP
 #define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
@@ -1729,7 +1732,7 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
     // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
     const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
-    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
+    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= (long long)DYN_MIN_ROUNDS * sms;
     const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
     const int walk_from = PAIR_TAIL >= 2 && p.group > 1 && GQA_PAIR_BLOCKS > persist_blocks ? GQA_PAIR_BLOCKS
                                                                                           : persist_blocks;
