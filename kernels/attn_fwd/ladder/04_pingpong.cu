@@ -81,6 +81,9 @@
 #ifndef DYN_CHUNK_MB
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
+#ifndef PAIRS_MIN_TILES
+#define PAIRS_MIN_TILES 1024  // @knob PAIRS_MIN_TILES 1024 {512,768,1024}  causal grids of >= this many tiles run
+#endif                        // mirrored pairs of query blocks (fewer: the LPT walk; run 84)
 #ifndef DYN_MIN_ROUNDS
 #define DYN_MIN_ROUNDS 12   // @knob DYN_MIN_ROUNDS 12 {4,12}  DYN_CHUNKS only on grids of >= this many tiles per SM
 #endif
@@ -94,8 +97,9 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
-#endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
+#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3,4}  pairs from the counter, head-major, then the last heads
+#endif                      // LPT: 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73,
+                            // 76), 4 + group-1 d256 relaunched pairs (run 85)
 #ifndef GQA_PAIR_BLOCKS
 #define GQA_PAIR_BLOCKS 0   // @knob GQA_PAIR_BLOCKS 0 {0,127}  PAIR_TAIL >= 2: GQA grids up to this many blocks in
 #endif                      // its order (0: as far as persistent pairs go; B d128 8k stays the walk's: run 77)
@@ -1710,7 +1714,7 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
     // CAUSAL_ORDER 2: pairs only for query blocks under 128 (long tiles make a pair's tail cost more than the
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
-    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
+    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= PAIRS_MIN_TILES &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
     // EMPTY_SOLO: at d256 (O in V) a grid with tiles that see no key runs one tile per CTA: the persistent walk
     // over such tiles hung on H100s (run 57), one tile per CTA did not
@@ -1797,7 +1801,10 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
     // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
     // PAIR_TAIL 3 (run 76): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
-    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
+    // PAIR_TAIL 4 (run 85): also the group-1 d256 pair grids relaunched per pair (C_s5000/s9000, A_d256_c1_s8k at
+    // 0.93-0.98; the model: equal pairs leave the last of 8.73 rounds part idle, the LPT tail +1.6-3.7 %)
+    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0) ||
+         (PAIR_TAIL >= 4 && C::D == 256 && p.pairs && p.pair_units == 0)) && p.pack == 1 &&
         (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
         const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
         p.tail_heads = (int)(tail < units ? tail : units);
