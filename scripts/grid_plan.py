@@ -1,5 +1,5 @@
 """Which grid and walk rung 04's launch rules give each shape, without a GPU: the real plan_grid (and pack_gqa,
-choose_splits, has_keyless_tiles, pads_less) cut out of the .cu with its knob defaults and compiled with g++.
+choose_splits, has_keyless_tiles) cut out of the .cu with its knob defaults and compiled with g++.
 
     python3 scripts/grid_plan.py --suite kernels/attn_fwd/suites/full.csv --only _c1 [-D PAIR_TAIL=0 ...]
         [--json docs/data/h100_ladder_04_pingpong_full_dt4_v24_2026-12-06.json]
@@ -71,12 +71,10 @@ int main() {
         // the rung's dispatch (attn_fwd) for head_dim 128 and 256
         if (d == 256) plan_case<TestCfg<256, 80, true>>(b, hq, hkv, sq, sk, c);
         else if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<128, 80, false>>(b, hq, hkv, sq, sk, c);
-        else if (c || (sk <= D128_BN_SWITCH && !(D128_BN_PAD && pads_less(sk, 176, 128))))
+        else if (c || sk <= D128_BN_SWITCH)
             plan_case<TestCfg<128, 128, false>>(b, hq, hkv, sq, sk, c);
         else plan_case<TestCfg<128, 176, false>>(b, hq, hkv, sq, sk, c);
     }
-    int sk_cases[] = {150, 176, 177, 333, 352, 700, 1024, 1400, 3000};
-    for (int s : sk_cases) printf("pads %d %d\\n", s, pads_less(s, 176, 128) ? 1 : 0);
     return 0;
 }
 """
@@ -104,7 +102,7 @@ def rules_source() -> str:
     src = KERNEL.read_text()
     parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
              braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
-             braced(src, "inline bool has_keyless_tiles("), braced(src, "inline bool pads_less("),
+             braced(src, "inline bool has_keyless_tiles("),
              braced(src, "struct Call {", ";"), CFG, "template <class C>\n" + braced(src, "long long plan_grid("),
              DRIVER]
     return "\n".join(parts)
@@ -114,9 +112,9 @@ class PlanError(RuntimeError):
     """The rules did not build or run (the message says which)."""
 
 
-def plans(work: Path, cases: list[tuple], defines: tuple = ()) -> tuple[list[tuple], dict[int, int]]:
+def plans(work: Path, cases: list[tuple], defines: tuple = ()) -> list[tuple]:
     """Each case (head_dim, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal) planned by the rules built in
-    `work` with `defines` (-DNAME=VALUE): the plan rows, and pads_less over a fixed set of key lengths."""
+    `work` with `defines` (-DNAME=VALUE): one plan row each."""
     (work / "plan.cpp").write_text(rules_source())
     build = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", *defines, "-o", "plan", "plan.cpp"], cwd=work,
                            capture_output=True, text=True, timeout=300)
@@ -126,10 +124,7 @@ def plans(work: Path, cases: list[tuple], defines: tuple = ()) -> tuple[list[tup
                          capture_output=True, text=True, timeout=60)
     if run.returncode != 0:
         raise PlanError(f"the plan driver failed: {run.stderr[-2000:]}")
-    lines = run.stdout.strip().splitlines()
-    rows = [tuple(map(int, line.split())) for line in lines if not line.startswith("pads")]
-    pads = {int(line.split()[1]): int(line.split()[2]) for line in lines if line.startswith("pads")}
-    return rows, pads
+    return [tuple(map(int, line.split())) for line in run.stdout.strip().splitlines()]
 
 
 def walk(row: tuple) -> str:
@@ -187,7 +182,7 @@ def main(argv=None) -> int:
              for r in rows]
     with tempfile.TemporaryDirectory() as work:
         try:
-            planned, _ = plans(Path(work), cases, tuple(f"-D{d}" for d in args.defines))
+            planned = plans(Path(work), cases, tuple(f"-D{d}" for d in args.defines))
         except PlanError as e:
             print(f"grid_plan: {e}", file=sys.stderr)
             return 1

@@ -1,5 +1,5 @@
 """Rung 04's launch rules on the CPU: the real plan_grid (which grid and which walk a launch takes), pack_gqa,
-choose_splits, has_keyless_tiles and pads_less, cut out of the .cu with its knob defaults and compiled with g++. Each
+choose_splits and has_keyless_tiles, cut out of the .cu with its knob defaults and compiled with g++. Each
 case is a shape class whose walk a GPU run chose (docs/kernel_ladder.md, the run in the comment); a changed rule that
 moves one of them fails here before any device time is spent."""
 import shutil
@@ -31,7 +31,7 @@ CASES = [
 
 
 def test_each_measured_shape_class_gets_the_walk_its_runs_chose(tmp_path):
-    rows, _ = plans(tmp_path, [shape for _, shape, _, _ in CASES])
+    rows = plans(tmp_path, [shape for _, shape, _, _ in CASES])
     got = {name: walk(row) for (name, _, _, _), row in zip(CASES, rows)}
     assert got == {name: want for name, _, want, _ in CASES}
     by_name = dict(zip((c[0] for c in CASES), rows))
@@ -46,14 +46,8 @@ def test_each_measured_shape_class_gets_the_walk_its_runs_chose(tmp_path):
 
 def test_without_pair_tail_the_gqa_and_group_one_grids_fall_back(tmp_path):
     picked = [c for c in CASES if c[0] in ("B_h32x8_d128_c1_s2k", "A_d128_c1_s1k", "B_h16x8_d256_c1_s8k")]
-    rows, _ = plans(tmp_path, [shape for _, shape, _, _ in picked], ("-DPAIR_TAIL=0",))
+    rows = plans(tmp_path, [shape for _, shape, _, _ in picked], ("-DPAIR_TAIL=0",))
     assert [walk(r) for r in rows] == ["static_walk", "persistent_pairs", "pairs_per_cta"]
-
-
-def test_pads_less_prefers_176_key_blocks_only_where_they_pad_5_percent_less(tmp_path):
-    _, pads = plans(tmp_path, [])
-    # 150: 176 against 256 keys; 333: 352 against 384; 700: 704 against 768; 1024, 1400, 3000: 128's pad no more
-    assert pads == {150: 1, 176: 1, 177: 0, 333: 1, 352: 1, 700: 1, 1024: 0, 1400: 0, 3000: 0}
 
 
 def test_the_cli_prints_each_shapes_walk_and_refuses_bad_input(capsys):

@@ -9,22 +9,21 @@
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
-//   pairs of query blocks for >= 1024 tiles where they beat the walk (d256; persistent under 16 blocks, d64 8), from
-//   the counter in head-major pair order for GQA groups;
-//   split keys only for grids under a wave, merged by combine_kernel;
+//   pairs of query blocks for >= 1024 tiles (persistent ones from the counter, head-major); split keys only for
+//   grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); v23 (DYN_PAIRS) 1.046 on an H100 (run 70, fa3,cudnn,fa2); v24 = PAIR_TAIL 2 (run 73).
-// Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right).
-// Build: -gencode=arch=compute_90a,code=sm_90a (wgmma/setmaxnreg need the `a` target). Links only cudart:
-// cuTensorMapEncodeTiled comes through cudaGetDriverEntryPointByVersion.
+// (run 47, eval 472824c8c0da); on two H100s v23 1.046, v24 (PAIR_TAIL 2) 1.041 (runs 70, 74, fa3,cudnn,fa2: the
+// machines' spread; v24's 17 GQA shapes +2.1 %); v25 = PAIR_TAIL 3 (run 76), not yet through the campaign.
+// Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
+// -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
-//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host.
+//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV; grids
-//   PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS (runs
-//   67-68), PAIR_TAIL (runs 69, 73), EMPTY_SOLO (d256 grids with keyless tiles one tile per CTA, runs 57-66);
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
+//   grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_MIN_ROUNDS,
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS, LONG_CHUNK_MB (runs 67-82), EMPTY_SOLO (keyless d256);
 //   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
 //   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
@@ -58,6 +57,9 @@
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
+#ifndef D128_BN_PAD
+#define D128_BN_PAD 0       // @knob D128_BN_PAD 0 {0,1}  non-causal d128 under the switch: 176-key blocks where
+#endif                      // they pad the keys >= 5 % less than 128-key ones (333 keys: 352 against 384; run 78)
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
@@ -79,6 +81,9 @@
 #ifndef DYN_CHUNK_MB
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
+#ifndef DYN_MIN_ROUNDS
+#define DYN_MIN_ROUNDS 12   // @knob DYN_MIN_ROUNDS 12 {4,12}  DYN_CHUNKS only on grids of >= this many tiles per SM
+#endif
 #ifndef DYN_MAX_GROUP
 #define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
 #endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
@@ -89,8 +94,14 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 2         // @knob PAIR_TAIL 2 {0,1,2}  GQA persistent pairs from the counter: head-major pair tiles,
-#endif                      // then the last heads' longest first (runs 69, 73); 2: also the walk's GQA grids <= 32 blks
+#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
+#endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
+#ifndef GQA_PAIR_BLOCKS
+#define GQA_PAIR_BLOCKS 0   // @knob GQA_PAIR_BLOCKS 0 {0,127}  PAIR_TAIL >= 2: GQA grids up to this many blocks in
+#endif                      // its order (0: as far as persistent pairs go; B d128 8k stays the walk's: run 77)
+#ifndef LONG_CHUNK_MB
+#define LONG_CHUNK_MB 16    // @knob LONG_CHUNK_MB 16 {16,32}  K/V megabytes per LPT chunk of the >= 128-block causal
+#endif                      // grids (and CAUSAL_ORDER 2's); FA3's scheduler sections 32 MB (run 81)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1668,6 +1679,14 @@ inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, in
     return (kend0 > 0 ? (kend0 + bn - 1) / bn : 0) <= (splits - 1) * blocks_per_split;
 }
 
+// D128_BN_PAD: whether blocks of `wide` keys pad seqlen_k at least 5 % less than blocks of `narrow` (every key
+// block of a non-causal tile costs its full width, the padded keys included)
+inline bool pads_less(int seqlen_k, int wide, int narrow) {
+    const long long w = (long long)(seqlen_k + wide - 1) / wide * wide;
+    const long long n = (long long)(seqlen_k + narrow - 1) / narrow * narrow;
+    return w * 100 <= n * 95;
+}
+
 struct Call {
     const __nv_bfloat16 *q, *k, *v;
     __nv_bfloat16* o;
@@ -1675,6 +1694,120 @@ struct Call {
     int batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal;
     float scale;
 };
+
+// The grid a launch takes and how its CTAs walk the tiles: p's pairs, pair_units, lpt_units, lpt_walk (and
+// tail_heads), and the CTA count. Host C++ only (no CUDA calls): tests/test_grid_plan.py compiles it with g++ and
+// checks which walk each measured shape class gets. p holds n_mblocks, group and pack; splits and grid (tiles) are
+// chosen; heads_grid is the grid's heads (the KV heads when packed).
+template <class C>
+long long plan_grid(Params& p, const Call& a, int sms, int splits, long long grid, int heads_grid) {
+    // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
+    // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
+    const bool persistent = PERSISTENT == 1 && !a.causal;
+    long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
+    // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
+    // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
+    // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
+    // CAUSAL_ORDER 2: pairs only for query blocks under 128 (long tiles make a pair's tail cost more than the
+    // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
+    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
+              (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
+    // EMPTY_SOLO: at d256 (O in V) a grid with tiles that see no key runs one tile per CTA: the persistent walk
+    // over such tiles hung on H100s (run 57), one tile per CTA did not
+    const bool empty_solo = EMPTY_SOLO && C::O_IN_V && p.pack == 1 &&
+                            has_keyless_tiles(a.seqlen_q, a.seqlen_k, a.causal, C::BM, C::BN, splits,
+                                              p.blocks_per_split);
+    if (empty_solo) p.pairs = 0;
+    // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
+    // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
+    // d64 to 8 blocks: its 2k-key grids lost 5 % in runs 26-28 (96-key tiles) and 0.5 % at 32 in run 37 (128-key)
+    const int persist_blocks = C::D == 64 ? 8 : CAUSAL_PERSIST;
+    // CAUSAL_PAIRS 2: the LPT walk below instead of the pairs where it measured better (run 39, the 72 causal
+    // shapes): up to d128 wherever the pairs would be relaunched CTAs (their last wave a third idle: d64 +1.5-7 %,
+    // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
+    // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
+    // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
+    // DYN_PAIRS: also the persistent pairs' grids of >= 16 query blocks whose walk would be the counter's chunks
+    // (groups of 1, >= 12 tiles per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on
+    // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
+    // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
+    const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
+    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= (long long)DYN_MIN_ROUNDS * sms;
+    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
+    const int walk_from = PAIR_TAIL >= 2 && p.group > 1 && GQA_PAIR_BLOCKS > persist_blocks ? GQA_PAIR_BLOCKS
+                                                                                          : persist_blocks;
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > walk_from ||
+                                                  (a.heads_q >= 4 * a.heads_kv && PAIR_TAIL < 2) || dyn_pairs);
+    if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
+    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
+    // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
+    // pairs of equal work: a balanced stride
+    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
+        p.pair_units = (int)ctas_launched;
+        if (ctas_launched > sms) ctas_launched = sms;
+    }
+    // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
+    // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
+    // CAUSAL_ORDER 2 keeps LPT inside chunks of heads that fit (a kv head's K/V serves its query group)
+    const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * heads_grid;
+    const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
+    // CAUSAL_ORDER 3: one LPT order over every head under 128 query blocks, whatever the K/V size: chunked LPT
+    // runs a chunk's short tiles before the next chunk's long ones (a list-scheduling model of C_s3000_d128_c1's
+    // 10-head chunks: 159.6 us, measured 160.4; one order 134, measured 146: run 26, C +1.6 %). From 128 blocks
+    // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
+    if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
+    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
+        const long long heads_fit = kv_head_bytes > 0 ? ((long long)LONG_CHUNK_MB << 20) / kv_head_bytes : units;
+        const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
+        p.lpt_units = (int)(c < units ? c : units);
+    }
+    // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
+    // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
+    // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
+    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
+        p.n_mblocks < 128 && ctas_launched > sms && !empty_solo) {
+        p.lpt_walk = 1;
+        ctas_launched = sms;
+    }
+    // DYN_CHUNKS: where the K/V pass DYN_CHUNK_MB and the walk has >= 12 tiles per SM, LPT inside chunks of heads
+    // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
+    // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
+    // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
+    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && dyn_chunks_fit) {
+        const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
+        const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
+        if (c < units) {
+            p.lpt_units = (int)c;
+            p.lpt_walk = 2;
+        }
+    }
+    // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile, its start and the previous one's end
+    // unhidden) walked by one CTA per SM through the counter, in the same order, up to d128 (run 54: B d128 16k-32k
+    // +2-7 %; A_d256_c1_s16k -13 %, B_h16x8_d256_c1_s16k -2..-6 %)
+    if (DYN_LONG && CAUSAL_PERSIST && C::D <= 128 && a.causal && !p.pairs && p.pack == 1 && p.lpt_units > 0 &&
+        p.lpt_walk == 0 && splits == 1 && ctas_launched > sms) {
+        p.lpt_walk = 2;
+        ctas_launched = sms;
+    }
+#if PAIR_TAIL
+    // PAIR_TAIL: a GQA persistent pair grid taken from the counter instead (kWalk 2), in tile_of's pair-tail order:
+    // the tail's heads cover >= 4 rounds of tiles (scripts/causal_schedule_model.py: fewer leave the head-major part's
+    // end unbalanced). Groups of 1 lost (run 69: A_d256_c1_s512-s4k -4..-10 %), B_h16x8_d256_c1_s1k-s4k gained 2-6 %.
+    // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
+    // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
+    // PAIR_TAIL 3 (run 76): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
+    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
+        (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
+        const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
+        p.tail_heads = (int)(tail < units ? tail : units);
+        p.pairs = p.pair_units = p.lpt_units = 0;
+        p.lpt_walk = 2;
+        ctas_launched = grid < sms ? grid : sms;   // (pairs come from >= 1024 tiles: every CTA has a first one)
+    }
+#endif
+    return ctas_launched;
+}
 
 template <class C>
 int launch(const Call& a, cudaStream_t stream) {
@@ -1755,107 +1888,7 @@ int launch(const Call& a, cudaStream_t stream) {
         if ((e = make_packed_map(&tm_o, a.o, a.seqlen_q, a.heads_kv, a.batch, C::D, p.pack)) != cudaSuccess) return e;
         pack_tma = true;
     }
-    // causal tiles differ in length: the hardware's CTA scheduling balances them better than a static
-    // persistent striding (-4..13 % on dev26) or an atomic tile counter (runs 4, 7 and 14: -2..-8 %)
-    const bool persistent = PERSISTENT == 1 && !a.causal;
-    long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
-    // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
-    // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
-    // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
-    // CAUSAL_ORDER 2: pairs only for query blocks under 128 (long tiles make a pair's tail cost more than the
-    // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
-    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
-              (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
-    // EMPTY_SOLO: at d256 (O in V) a grid with tiles that see no key runs one tile per CTA: the persistent walk
-    // over such tiles hung on H100s (run 57), one tile per CTA did not
-    const bool empty_solo = EMPTY_SOLO && C::O_IN_V && p.pack == 1 &&
-                            has_keyless_tiles(a.seqlen_q, a.seqlen_k, a.causal, C::BM, C::BN, splits,
-                                              p.blocks_per_split);
-    if (empty_solo) p.pairs = 0;
-    // CAUSAL_PERSIST: short tiles, where a CTA's start and end cost most (run 21: +8-25 % at 512-1k keys, -4..-7 %
-    // at 8k, where the hardware's dynamic CTA order balances better than a static stride)
-    // d64 to 8 blocks: its 2k-key grids lost 5 % in runs 26-28 (96-key tiles) and 0.5 % at 32 in run 37 (128-key)
-    const int persist_blocks = C::D == 64 ? 8 : CAUSAL_PERSIST;
-    // CAUSAL_PAIRS 2: the LPT walk below instead of the pairs where it measured better (run 39, the 72 causal
-    // shapes): up to d128 wherever the pairs would be relaunched CTAs (their last wave a third idle: d64 +1.5-7 %,
-    // d128 8k +3-4 %), and for groups of >= 4 query heads per KV head, whose tiles in one LPT step share their K/V
-    // in L2 (d128 1k-4k +1-4 %, d64 1k +12 %); without the group the persistent pairs' head-major reuse wins
-    // (A_d128_c1_s1k -19 %), and d256's long tiles gain nothing from the walk (-3 %)
-    // DYN_PAIRS: also the persistent pairs' grids of >= 16 query blocks whose walk would be the counter's chunks
-    // (groups of 1, >= 12 tiles per SM): 1024 equal pairs on 132 SMs are 7.76 rounds, the chunked LPT order ends on
-    // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
-    // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
-    const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
-    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
-    const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks ||
-                                                  (a.heads_q >= 4 * a.heads_kv && PAIR_TAIL < 2) || dyn_pairs);
-    if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
-    if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
-    // (packed grids have no walk instantiation of their own: they keep the hardware's CTA order)
-    // pairs of equal work: a balanced stride
-    if (CAUSAL_PERSIST && p.pairs && p.n_mblocks <= persist_blocks && p.pack == 1) {
-        p.pair_units = (int)ctas_launched;
-        if (ctas_launched > sms) ctas_launched = sms;
-    }
-    // LPT over the whole grid only while every head's K and V fit in a third of the 50 MB L2 together: beyond that
-    // the head-major order's K/V reuse between neighbouring CTAs is worth more than the balance (CAUSAL_ORDER 1);
-    // CAUSAL_ORDER 2 keeps LPT inside chunks of heads that fit (a kv head's K/V serves its query group)
-    const long long kv_head_bytes = 2LL * a.seqlen_k * C::D * 2, units = (long long)splits * a.batch * heads_grid;
-    const long long kv_bytes = kv_head_bytes * a.batch * a.heads_kv;
-    if (a.causal && !p.pairs && CAUSAL_ORDER == 1 && kv_bytes <= (16LL << 20)) p.lpt_units = (int)units;
-    // CAUSAL_ORDER 3: one LPT order over every head under 128 query blocks, whatever the K/V size: chunked LPT
-    // runs a chunk's short tiles before the next chunk's long ones (a list-scheduling model of C_s3000_d128_c1's
-    // 10-head chunks: 159.6 us, measured 160.4; one order 134, measured 146: run 26, C +1.6 %). From 128 blocks
-    // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
-    if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
-    if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
-        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
-        const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
-        p.lpt_units = (int)(c < units ? c : units);
-    }
-    // CAUSAL_LPT_WALK: one LPT order (under 128 blocks) walked by a grid of one CTA per SM, so a CTA's next Q and
-    // first K load under this tile's last blocks instead of a CTA relaunch per tile (the model: C_s3000_d128_c1
-    // 134 -> 122-127 us, C_s1000 19.6 -> 17.6-18.6)
-    if (CAUSAL_PERSIST && CAUSAL_LPT_WALK && a.causal && !p.pairs && p.lpt_units == (int)units && p.pack == 1 &&
-        p.n_mblocks < 128 && ctas_launched > sms && !empty_solo) {
-        p.lpt_walk = 1;
-        ctas_launched = sms;
-    }
-    // DYN_CHUNKS: where the K/V pass DYN_CHUNK_MB and the walk has >= 12 tiles per SM, LPT inside chunks of heads
-    // that fit, handed out by the counter (run 52, 32 MB: A_d128_c1_s8k x1.049, B 8k x1.03; run 50's ncu: the one
-    // order read DRAM at 45 % of peak, FA3 9-13 %). Not where the chunk is the whole grid (the counter alone lost the
-    // short C grids 12 %, runs 49 and 52) nor on grids of a few waves (the last chunk's long tiles start late)
-    if (DYN_CHUNKS && p.lpt_walk == 1 && p.lpt_units == (int)units && dyn_chunks_fit) {
-        const long long fit = kv_head_bytes > 0 ? ((long long)DYN_CHUNK_MB << 20) / kv_head_bytes : units;
-        const long long c = (fit > 0 ? fit : 1) * (heads_grid / a.heads_kv) * splits;
-        if (c < units) {
-            p.lpt_units = (int)c;
-            p.lpt_walk = 2;
-        }
-    }
-    // DYN_LONG: the chunked grids of >= 128 query blocks (a CTA per tile, its start and the previous one's end
-    // unhidden) walked by one CTA per SM through the counter, in the same order, up to d128 (run 54: B d128 16k-32k
-    // +2-7 %; A_d256_c1_s16k -13 %, B_h16x8_d256_c1_s16k -2..-6 %)
-    if (DYN_LONG && CAUSAL_PERSIST && C::D <= 128 && a.causal && !p.pairs && p.pack == 1 && p.lpt_units > 0 &&
-        p.lpt_walk == 0 && splits == 1 && ctas_launched > sms) {
-        p.lpt_walk = 2;
-        ctas_launched = sms;
-    }
-#if PAIR_TAIL
-    // PAIR_TAIL: a GQA persistent pair grid taken from the counter instead (kWalk 2), in tile_of's pair-tail order:
-    // the tail's heads cover >= 4 rounds of tiles (scripts/causal_schedule_model.py: fewer leave the head-major part's
-    // end unbalanced). Groups of 1 lost (run 69: A_d256_c1_s512-s4k -4..-10 %), B_h16x8_d256_c1_s1k-s4k gained 2-6 %.
-    // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
-    // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
-    if (p.group > 1 && p.pack == 1 && (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
-        const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
-        p.tail_heads = (int)(tail < units ? tail : units);
-        p.pairs = p.pair_units = p.lpt_units = 0;
-        p.lpt_walk = 2;
-        ctas_launched = grid < sms ? grid : sms;   // (pairs come from >= 1024 tiles: every CTA has a first one)
-    }
-#endif
+    const long long ctas_launched = plan_grid<C>(p, a, sms, splits, grid, heads_grid);
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
@@ -1945,7 +1978,8 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
             // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if (a.causal || seqlen_k <= D128_BN_SWITCH) return launch<Cfg128c>(a, stream);
+            if (a.causal || (seqlen_k <= D128_BN_SWITCH && !(D128_BN_PAD && pads_less(seqlen_k, 176, 128))))
+                return launch<Cfg128c>(a, stream);
             return launch<Cfg128>(a, stream);
         default: return launch<Cfg256>(a, stream);
     }

@@ -14,20 +14,20 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); on two H100s v23 1.046, v24 (PAIR_TAIL 2) 1.041 (runs 70, 74, fa3,cudnn,fa2: the
-// machines' spread; v24's 17 GQA shapes +2.1 %); v25 = PAIR_TAIL 3 (run 76), not yet through the campaign.
+// (run 47, eval 472824c8c0da); on H100s (fa3,cudnn,fa2) v23 1.046, v24 1.041, v25 (PAIR_TAIL 3) 1.044 (runs 70,
+// 74, 83: the machines' spread is ~0.5 %; campaign eval 59593e95b49a 1.0436).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
-//   grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_MIN_ROUNDS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS, LONG_CHUNK_MB (runs 67-82), EMPTY_SOLO (keyless d256);
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
+//   grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL (runs 67-85), EMPTY_SOLO (keyless d256);
 //   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
-// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
-//   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
+// Refuted and deleted (runs in docs/kernel_ladder.md; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48;
+//   026c25a), D128_RESCALE_BEFORE_PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V,
+//   KV_HINT, DYN_ONE (63-67; 282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -57,9 +57,6 @@
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
-#ifndef D128_BN_PAD
-#define D128_BN_PAD 0       // @knob D128_BN_PAD 0 {0,1}  non-causal d128 under the switch: 176-key blocks where
-#endif                      // they pad the keys >= 5 % less than 128-key ones (333 keys: 352 against 384; run 78)
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
@@ -84,9 +81,6 @@
 #ifndef PAIRS_MIN_TILES
 #define PAIRS_MIN_TILES 1024  // @knob PAIRS_MIN_TILES 1024 {512,768,1024}  causal grids of >= this many tiles run
 #endif                        // mirrored pairs of query blocks (fewer: the LPT walk; run 84)
-#ifndef DYN_MIN_ROUNDS
-#define DYN_MIN_ROUNDS 12   // @knob DYN_MIN_ROUNDS 12 {4,12}  DYN_CHUNKS only on grids of >= this many tiles per SM
-#endif
 #ifndef DYN_MAX_GROUP
 #define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
 #endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
@@ -100,12 +94,6 @@
 #define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3,4}  pairs from the counter, head-major, then the last heads
 #endif                      // LPT: 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73,
                             // 76), 4 + group-1 d256 relaunched pairs (run 85)
-#ifndef GQA_PAIR_BLOCKS
-#define GQA_PAIR_BLOCKS 0   // @knob GQA_PAIR_BLOCKS 0 {0,127}  PAIR_TAIL >= 2: GQA grids up to this many blocks in
-#endif                      // its order (0: as far as persistent pairs go; B d128 8k stays the walk's: run 77)
-#ifndef LONG_CHUNK_MB
-#define LONG_CHUNK_MB 16    // @knob LONG_CHUNK_MB 16 {16,32}  K/V megabytes per LPT chunk of the >= 128-block causal
-#endif                      // grids (and CAUSAL_ORDER 2's); FA3's scheduler sections 32 MB (run 81)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1683,14 +1671,6 @@ inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, in
     return (kend0 > 0 ? (kend0 + bn - 1) / bn : 0) <= (splits - 1) * blocks_per_split;
 }
 
-// D128_BN_PAD: whether blocks of `wide` keys pad seqlen_k at least 5 % less than blocks of `narrow` (every key
-// block of a non-causal tile costs its full width, the padded keys included)
-inline bool pads_less(int seqlen_k, int wide, int narrow) {
-    const long long w = (long long)(seqlen_k + wide - 1) / wide * wide;
-    const long long n = (long long)(seqlen_k + narrow - 1) / narrow * narrow;
-    return w * 100 <= n * 95;
-}
-
 struct Call {
     const __nv_bfloat16 *q, *k, *v;
     __nv_bfloat16* o;
@@ -1736,11 +1716,9 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
     // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
     const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
-    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= (long long)DYN_MIN_ROUNDS * sms;
+    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
     const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
-    const int walk_from = PAIR_TAIL >= 2 && p.group > 1 && GQA_PAIR_BLOCKS > persist_blocks ? GQA_PAIR_BLOCKS
-                                                                                          : persist_blocks;
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > walk_from ||
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks ||
                                                   (a.heads_q >= 4 * a.heads_kv && PAIR_TAIL < 2) || dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
@@ -1762,7 +1740,7 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
     if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
     if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
-        const long long heads_fit = kv_head_bytes > 0 ? ((long long)LONG_CHUNK_MB << 20) / kv_head_bytes : units;
+        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
@@ -1985,7 +1963,7 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
             // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if (a.causal || (seqlen_k <= D128_BN_SWITCH && !(D128_BN_PAD && pads_less(seqlen_k, 176, 128))))
+            if (a.causal || seqlen_k <= D128_BN_SWITCH)
                 return launch<Cfg128c>(a, stream);
             return launch<Cfg128>(a, stream);
         default: return launch<Cfg256>(a, stream);
