@@ -11,8 +11,9 @@ source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
 echo "#### runs 84-85 $(date -u +%T)"
+only=C_s3000_d64_c1,C_s3000_d128_c1,C_s3000_d256_c1,C_s5000_d256_c1,C_s9000_d256_c1,A_d256_c1_s8k
 OUT="$OUT/ab84" timeout -k 10 240 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 5 --cap 0.08 \
-  --suite kernels/attn_fwd/suites/full.csv --only C_s3000_d64_c1,C_s3000_d128_c1,C_s3000_d256_c1,C_s5000_d256_c1,C_s9000_d256_c1,A_d256_c1_s8k \
+  --suite kernels/attn_fwd/suites/full.csv --only $only \
   --kernels $K "$K:PAIRS_MIN_TILES=768" "$K:PAIR_TAIL=4" "$K:PAIR_TAIL=3" > "$OUT/ab84/log.txt" 2>&1
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab84/log.txt" | head -3; sed -n '/^# geomean/,$p' "$OUT/ab84/log.txt" | tail -4
 python3 scripts/ab_ratio.py "$OUT/ab84/ladder_bench.json" --worst 3 --moved 1 | tee "$OUT/ab84/ratios.txt"
