@@ -14,7 +14,7 @@ from grid_plan import main, plans, walk  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (host build of the launch rules)")
 
-# (name, (head_dim, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal), the walk v25 takes, why)
+# (name, (head_dim, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal), the walk v26 takes, why)
 CASES = [
     ("B_h32x8_d128_c1_s2k", (128, 8, 32, 8, 2048, 2048, 1), "pair_tail", "run 73: GQA up to 32 blocks"),
     ("B_h32x8_d128_c1_s8k", (128, 2, 32, 8, 8192, 8192, 1), "static_walk", "64 blocks: the one-order walk"),
@@ -23,7 +23,9 @@ CASES = [
     ("A_d128_c1_s1k", (128, 16, 16, 16, 1024, 1024, 1), "pair_tail", "run 76: PAIR_TAIL 3"),
     ("A_d256_c1_s2k", (256, 8, 8, 8, 2048, 2048, 1), "persistent_pairs", "run 69: the order lost at d256"),
     ("B_h16x8_d256_c1_s8k", (256, 2, 16, 8, 8192, 8192, 1), "pair_tail", "run 73: GQA pairs relaunched before"),
-    ("C_s3000_d128_c1", (128, 2, 16, 16, 3000, 3000, 1), "static_walk", "768 tiles: no pairs, no chunks"),
+    ("C_s3000_d128_c1", (128, 2, 16, 16, 3000, 3000, 1), "pair_tail", "run 84: pairs from 768 tiles"),
+    ("C_s3000_d256_c1", (256, 2, 16, 16, 3000, 3000, 1), "persistent_pairs", "run 84: pairs from 768 tiles"),
+    ("C_s1500_d128_c1", (128, 2, 16, 16, 1500, 1500, 1), "static_walk", "384 tiles: no pairs, no chunks"),
     ("A_d256_c1_s16k", (256, 1, 8, 8, 16384, 16384, 1), "cta_per_tile", "run 54: no counter walk at d256"),
     ("E_d256_q4097_k129_mqa_causal", (256, 1, 8, 1, 4097, 129, 1), "cta_per_tile", "runs 57-66: EMPTY_SOLO"),
     ("A_d128_c0_s4k", (128, 4, 16, 16, 4096, 4096, 0), "persistent", "non-causal: one CTA per SM, no walk"),

@@ -14,8 +14,8 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); on H100s (fa3,cudnn,fa2) v23 1.046, v24 1.041, v25 (PAIR_TAIL 3) 1.044 (runs 70,
-// 74, 83: the machines' spread is ~0.5 %; campaign eval 59593e95b49a 1.0436).
+// (run 47, eval 472824c8c0da); on H100s (fa3,cudnn,fa2) v23 1.046, v24 1.041, v25 1.044 (runs 70, 74, 83; the
+// machines' spread ~0.5 %); v26 = PAIRS_MIN_TILES 768 (run 84: C_s3000 +3-6 %), not yet through the campaign.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
@@ -23,11 +23,11 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
 //   grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL (runs 67-85), EMPTY_SOLO (keyless d256);
-//   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
-// Refuted and deleted (runs in docs/kernel_ladder.md; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48;
-//   026c25a), D128_RESCALE_BEFORE_PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V,
-//   KV_HINT, DYN_ONE (63-67; 282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be).
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS.
+//   Diagnostics: TIMELINE=1, WATCHDOG=1/2.
+// Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
+//   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
+//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS, PAIR_TAIL 4 (77-85; a9a36be).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -79,8 +79,8 @@
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
 #ifndef PAIRS_MIN_TILES
-#define PAIRS_MIN_TILES 1024  // @knob PAIRS_MIN_TILES 1024 {512,768,1024}  causal grids of >= this many tiles run
-#endif                        // mirrored pairs of query blocks (fewer: the LPT walk; run 84)
+#define PAIRS_MIN_TILES 768 // @knob PAIRS_MIN_TILES 768 {768,1024}  causal grids of >= this many tiles run mirrored
+#endif                      // pairs of query blocks (run 84: C_s3000 d128/d256 +3-6 % over 1024's LPT walk)
 #ifndef DYN_MAX_GROUP
 #define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
 #endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
@@ -91,9 +91,8 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3,4}  pairs from the counter, head-major, then the last heads
-#endif                      // LPT: 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73,
-                            // 76), 4 + group-1 d256 relaunched pairs (run 85)
+#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
+#endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
@@ -1691,7 +1690,8 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
     // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
     // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
-    // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
+    // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %; run 84: C_s3000's 768, head-major pairs against
+    // one LPT order over 32 heads' K/V (2x FA3's DRAM bytes, run 80), d256 +5-6 %, d128 +3-4 %)
     // CAUSAL_ORDER 2: pairs only for query blocks under 128 (long tiles make a pair's tail cost more than the
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
     p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= PAIRS_MIN_TILES &&
@@ -1779,10 +1779,7 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
     // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
     // PAIR_TAIL 3 (run 76): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
-    // PAIR_TAIL 4 (run 85): also the group-1 d256 pair grids relaunched per pair (C_s5000/s9000, A_d256_c1_s8k at
-    // 0.93-0.98; the model: equal pairs leave the last of 8.73 rounds part idle, the LPT tail +1.6-3.7 %)
-    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0) ||
-         (PAIR_TAIL >= 4 && C::D == 256 && p.pairs && p.pair_units == 0)) && p.pack == 1 &&
+    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
         (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
         const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
         p.tail_heads = (int)(tail < units ? tail : units);
