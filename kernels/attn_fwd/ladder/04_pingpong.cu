@@ -94,6 +94,9 @@
 #define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
 #endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
+#ifndef SLOT_WALK
+#define SLOT_WALK 0         // @knob SLOT_WALK 0 {0,1}  the static walk's consumers take each tile from its Q slot, as
+#endif                      // the counter's do (run 86: d256's walk loop kept its block index in vector registers)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -699,8 +702,9 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
     if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
 }
+// cta_walk_ids hands the body each tile's index (SLOT_WALK's producer publishes it), cta_walk the tile itself
 template <class Body>
-__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
+__device__ __forceinline__ void cta_walk_ids(const Params& p, int n_tiles, Body&& body) {
     const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
     int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
     if (CAUSAL_LPT_WALK && p.lpt_walk) {   // full rounds, then the partial one: its first r slots (even) or last r
@@ -709,8 +713,12 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
     }
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
-        if (tile >= 0) body(tile_of(p, tile), k++);
+        if (tile >= 0) body(tile, k++);
     }
+}
+template <class Body>
+__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
+    cta_walk_ids(p, n_tiles, [&](int tile, int k) { body(tile_of(p, tile), k); });
 }
 #endif
 
@@ -1394,8 +1402,22 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
-// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (DYN_CHUNKS):
-// through the walk counter. Each its own instantiation, so
+// The end of a walk whose consumers read each tile from its Q slot (kWalk 2, SLOT_WALK): -1 in the next Q buffer's
+// slot, once its last tile's consumers have let it go (an arrive before that would complete a phase they still wait
+// for). k: the tiles produced.
+template <class C>
+__device__ __forceinline__ void publish_walk_end(const Bars& bar, int k) {
+    const int buf = k % C::Q_BUFS;
+#pragma unroll
+    for (int w = 0; w < C::NWG; ++w) mbar_wait(bar.q_empty(buf, w), ((k / C::Q_BUFS) & 1) ^ 1);
+    st_shared_s32(bar.tile_slot(buf), -1);
+#pragma unroll
+    for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
+}
+
+// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk (with SLOT_WALK the
+// consumers read them from the Q slot, as kWalk 2's do); 2 (DYN_CHUNKS): through the walk counter. Each its own
+// instantiation, so
 // every other grid runs the default build's code (run 27: in one function with the plain loop it cost the
 // non-causal shapes 1.4 % and the small ones up to 4 %)
 template <class C, int kWalk = 0>
@@ -1450,15 +1472,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                     tile = next;
                     if (tile < n_tiles) next = walk_fetch();
                 }
-                // the end: -1 in the next Q buffer's slot, once its last tile's consumers have let it go (an
-                // arrive before that would complete a phase they still wait for)
-                const int buf = k % C::Q_BUFS;
-#pragma unroll
-                for (int w = 0; w < C::NWG; ++w) mbar_wait(bar.q_empty(buf, w), ((k / C::Q_BUFS) & 1) ^ 1);
-                st_shared_s32(bar.tile_slot(buf), -1);
-#pragma unroll
-                for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
+                publish_walk_end<C>(bar, k);
                 walk_finish();
+            } else if constexpr (kWalk == 1 && SLOT_WALK) {
+                int k = 0;
+                cta_walk_ids(p, n_tiles, [&](int tile, int) {
+                    const Tile t = tile_of(p, tile);
+                    const int2 range = key_blocks<C>(p, t.m_block, t.split);
+                    produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k++, sQ, sK, sV, bar, tile);
+                    it += max(0, range.y - range.x);
+                });
+                publish_walk_end<C>(bar, k);
             } else if constexpr (kWalk == 1) {
                 cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                     const int2 range = key_blocks<C>(p, t.m_block, t.split);
@@ -1482,7 +1506,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
 #if CAUSAL_PERSIST
-        if constexpr (kWalk == 2) {
+        if constexpr (kWalk == 2 || (kWalk == 1 && SLOT_WALK)) {
             for (int k = 0;; ++k) {
                 const int buf = k % C::Q_BUFS;
                 mbar_wait(bar.q_full(buf, wq), (k / C::Q_BUFS) & 1);
