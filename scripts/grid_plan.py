@@ -1,5 +1,5 @@
 """Which grid and walk rung 04's launch rules give each shape, without a GPU: the real plan_grid (and pack_gqa,
-choose_splits, has_keyless_tiles) cut out of the .cu with its knob defaults and compiled with g++.
+choose_splits, has_keyless_tiles, three_consumers_pay) cut out of the .cu with its knob defaults and compiled with g++.
 
     python3 scripts/grid_plan.py --suite kernels/attn_fwd/suites/full.csv --only _c1 [-D PAIR_TAIL=0 ...]
         [--json docs/data/h100_ladder_04_pingpong_full_dt4_v24_2026-12-06.json]
@@ -7,7 +7,7 @@ choose_splits, has_keyless_tiles) cut out of the .cu with its knob defaults and 
 Prints per shape the walk (pair_tail, counter, static_walk, persistent_pairs, pairs_per_cta, persistent,
 cta_per_tile), the CTAs launched and the LPT chunk, and with --json that evaluation's x FA3 beside it: which shapes a
 rule change reaches, before any device time. tests/test_grid_plan.py holds the measured classes to it. 132 SMs (H100
-and H200).
+and H200), which also picks d64's tile (128 or 192 query rows, three_consumers_pay).
 """
 from __future__ import annotations
 
@@ -30,10 +30,12 @@ using std::min;
 #define __forceinline__ inline
 struct __nv_bfloat16 { unsigned short bits; };
 """
-# A stand-in for Cfg: only what the rules read. d256's O staged in V as the rung's Cfg<256, 80, 2> has it.
+# A stand-in for Cfg: only what the rules read. d256's O staged in V as the rung's Cfg<256, 80, 2> has it; d64's
+# three-consumer tile has 192 query rows. sm_count() is the 132 SMs of the H100 and H200 (three_consumers_pay asks).
 CFG = """
-template <int D_, int BN_, bool O_IN_V_>
-struct TestCfg { static constexpr int D = D_, BN = BN_, BM = 128; static constexpr bool O_IN_V = O_IN_V_; };
+template <int D_, int BN_, bool O_IN_V_, int BM_ = 128>
+struct TestCfg { static constexpr int D = D_, BN = BN_, BM = BM_; static constexpr bool O_IN_V = O_IN_V_; };
+inline int sm_count() { return 132; }
 """
 # stdin per case: "D batch heads_q heads_kv seqlen_q seqlen_k causal"; the Params set up as launch<C> does before
 # its plan (splits from choose_splits for 132 SMs); stdout per case: "pairs pair_units lpt_units lpt_walk tail ctas
@@ -68,8 +70,16 @@ void plan_case(int batch, int hq, int hkv, int sq, int sk, int causal) {
 int main() {
     int d, b, hq, hkv, sq, sk, c;
     while (scanf("%d %d %d %d %d %d %d", &d, &b, &hq, &hkv, &sq, &sk, &c) == 7) {
-        // the rung's dispatch (attn_fwd) for head_dim 128 and 256
-        if (d == 256) plan_case<TestCfg<256, 80, true>>(b, hq, hkv, sq, sk, c);
+        // the rung's dispatch (attn_fwd)
+        const Call a{nullptr, nullptr, nullptr, nullptr, nullptr, b, hq, hkv, sq, sk, c, 1.f};
+        if (d == 256) plan_case<TestCfg<256, D256_BN, true>>(b, hq, hkv, sq, sk, c);
+        else if (d == 64) {
+            if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<64, 80, false>>(b, hq, hkv, sq, sk, c);
+            else if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a)))
+                plan_case<TestCfg<64, D64_WG3_BN, false, 192>>(b, hq, hkv, sq, sk, c);
+            else if (c) plan_case<TestCfg<64, D64_BN_CAUSAL, false>>(b, hq, hkv, sq, sk, c);
+            else plan_case<TestCfg<64, D64_BN, false>>(b, hq, hkv, sq, sk, c);
+        }
         else if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<128, 80, false>>(b, hq, hkv, sq, sk, c);
         else if (c || sk <= D128_BN_SWITCH)
             plan_case<TestCfg<128, 128, false>>(b, hq, hkv, sq, sk, c);
@@ -103,7 +113,8 @@ def rules_source() -> str:
     parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
              braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
              braced(src, "inline bool has_keyless_tiles("),
-             braced(src, "struct Call {", ";"), CFG, "template <class C>\n" + braced(src, "long long plan_grid("),
+             braced(src, "struct Call {", ";"), CFG, braced(src, "inline bool three_consumers_pay("),
+             "template <class C>\n" + braced(src, "long long plan_grid("),
              DRIVER]
     return "\n".join(parts)
 
@@ -174,9 +185,8 @@ def main(argv=None) -> int:
         rows = [r for r in csv.DictReader(line for line in f if not line.lstrip().startswith("#"))]
     keys = [k.strip() for k in args.only.split(",") if k.strip()]
     rows = [r for r in rows if not keys or any(k in r["name"] for k in keys)]
-    rows = [r for r in rows if int(r["head_dim"]) in (128, 256)]   # d64's Cfg choice needs the GPU's wave count
     if not rows:
-        print("grid_plan: no d128/d256 shape matches (d64 is not planned here)", file=sys.stderr)
+        print(f"grid_plan: no shape of {suite} matches --only {args.only!r}", file=sys.stderr)
         return 2
     cases = [tuple(int(r[k]) for k in ("head_dim", "batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "causal"))
              for r in rows]

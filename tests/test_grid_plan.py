@@ -1,7 +1,7 @@
 """Rung 04's launch rules on the CPU: the real plan_grid (which grid and which walk a launch takes), pack_gqa,
-choose_splits and has_keyless_tiles, cut out of the .cu with its knob defaults and compiled with g++. Each
-case is a shape class whose walk a GPU run chose (docs/kernel_ladder.md, the run in the comment); a changed rule that
-moves one of them fails here before any device time is spent."""
+choose_splits, has_keyless_tiles and three_consumers_pay (d64's tile), cut out of the .cu with its knob defaults and
+compiled with g++. Each case is a shape class whose walk a GPU run chose (docs/kernel_ladder.md, the run in the
+comment); a changed rule that moves one of them fails here before any device time is spent."""
 import shutil
 import sys
 from pathlib import Path
@@ -29,6 +29,10 @@ CASES = [
     ("A_d256_c1_s16k", (256, 1, 8, 8, 16384, 16384, 1), "cta_per_tile", "run 54: no counter walk at d256"),
     ("E_d256_q4097_k129_mqa_causal", (256, 1, 8, 1, 4097, 129, 1), "cta_per_tile", "runs 57-66: EMPTY_SOLO"),
     ("A_d128_c0_s4k", (128, 4, 16, 16, 4096, 4096, 0), "persistent", "non-causal: one CTA per SM, no walk"),
+    ("A_d64_c1_s512", (64, 32, 32, 32, 512, 512, 1), "pair_tail", "run 76: PAIR_TAIL 3 at d64"),
+    ("A_d64_c1_s4k", (64, 4, 32, 32, 4096, 4096, 1), "counter", "run 53: DYN_CHUNKS' d64 gainers"),
+    ("B_h64x8_d64_c1_s2k", (64, 8, 64, 8, 2048, 2048, 1), "static_walk", "GQA past 8 d64 blocks: the walk"),
+    ("C_s3000_d64_c1", (64, 2, 16, 16, 3000, 3000, 1), "static_walk", "512 tiles of 192 rows (run 84: unmoved)"),
 ]
 
 
@@ -41,6 +45,11 @@ def test_each_measured_shape_class_gets_the_walk_its_runs_chose(tmp_path):
     assert by_name["E_d256_q4097_k129_mqa_causal"][5] == 264  # one CTA per tile: 33 query blocks x 8 heads
     for name in ("B_h32x8_d128_c1_s2k", "A_d128_c1_s1k", "B_h16x8_d256_c1_s8k", "A_d128_c1_s4k"):
         assert by_name[name][5] == 132, name                  # the counter's walks: one CTA per SM
+    # d64 by three_consumers_pay on 132 SMs: C_s3000_d64_c1 in 192-row tiles (16 per head, 512 in all), the
+    # non-causal A_d64_c0_s512 too (two waves of 192-row tiles), causal A_d64_c1_s512 in 128-row ones
+    assert by_name["C_s3000_d64_c1"][6] == 16 * 32
+    assert plans(tmp_path, [(64, 32, 32, 32, 512, 512, 0)])[0][6] == 3 * 32 * 32
+    assert by_name["A_d64_c1_s512"][6] == 4 * 32 * 32
     # PAIR_TAIL's tail covers >= 4 rounds of 132 tiles: ceil(4 * 132 / n) heads
     assert by_name["B_h32x8_d128_c1_s2k"][4] == -(-4 * 132 // 16)
     assert by_name["B_h16x8_d256_c1_s8k"][4] == -(-4 * 132 // 64)
