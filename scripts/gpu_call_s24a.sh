@@ -2,7 +2,8 @@
 # Session 24, call 1 (kind nvidia-h200; on an H100 the figures are H100 ones and issue 23's H200 bar stays open). v26
 # (PAIRS_MIN_TILES 768, run 84) through the campaign, the acceptance command and edge (scripts/gpu_call_accept.sh).
 # Prediction: over v25's 1.044 (run 83, an H100) +0.05-0.1 % on full (C +0.3-0.4 %: C_s3000_d256_c1 and
-# C_s3000_d128_c1 +3-6 % among 36 C shapes), inside the machines' ~0.5 % spread; 182/182, edge 30/30.
+# C_s3000_d128_c1 +3-6 % among 36 C shapes), inside the machines' ~0.5 % spread; 182/182, edge 30/30, and
+# tests/fixtures/pairs_768_shapes.csv 9/9 (the new pair grids' odd cases).
 # Run as: CALL=scripts/gpu_call_s24a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3); then unpack
 # $OUT/h200-fa3-race.tgz over data/campaigns/ and answer any question the policy served before the next edit.
 set -uo pipefail
@@ -10,4 +11,9 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 VERSION=v26 NOTE="v26: PAIRS_MIN_TILES 768 - mirrored query-block pairs from 768 causal tiles (run 84: C_s3000_d256_c1
 +5-6 %, C_s3000_d128_c1 +3-4 % over v25 and a copy)" OUT="$OUT" bash scripts/gpu_call_accept.sh
+echo "#### v26's new pair grids beyond full and edge (768-1023 tiles: odd counts, groups, keyless) $(date -u +%T)"
+OUT="$OUT/pairs_768" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
+  --suite tests/fixtures/pairs_768_shapes.csv --kernels kernels/attn_fwd/ladder/04_pingpong.cu \
+  > "$OUT/pairs_768_shapes.log" 2>&1
+echo "rc $?"; grep -cE "^V_" "$OUT/pairs_768_shapes.log"; grep -E "FAIL|rror" "$OUT/pairs_768_shapes.log" | head -5
 echo "#### done $(date -u +%T)"
