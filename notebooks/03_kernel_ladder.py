@@ -6,7 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
+#       jupytext_version: 1.19.7
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -86,6 +86,16 @@ if recorded:
             .reindex(list(dict.fromkeys(geomeans["kernel"])))[["A", "B", "C", "D", "all"]].round(3))
 else:
     print("no measured ladder results under docs/data/ yet")
+
+# %% [markdown]
+# ### The best rung, version by version, on every card
+# Each recorded `full` run of `04_pingpong.cu` (`workbench check ... --suite full --anchors fa3,cudnn,fa2 --json`;
+# the file name gives the card, version and date, `docs/benchmarks.md` each one's command). H100 rows are the same
+# command on another card: compare versions within a card, not across cards.
+
+# %%
+history = ladder.version_history("04_pingpong")
+history if not history.empty else print("no recorded 04_pingpong runs under docs/data/ yet")
 
 # %% [markdown]
 # Per scenario, on the 26 `dev26` shapes of the same runs: where each rung stands against FA3, cuDNN and FA2.

@@ -177,3 +177,23 @@ def test_the_newest_recorded_run_of_a_rung_is_shown_by_date_and_version():
              "h200_ladder_04_pingpong_full_dt4_v6_2026-12-01.json"]
     ordered = sorted((Path(n) for n in names), key=ladder._recorded_order)
     assert [p.name for p in ordered] == [names[1], names[3], names[0], names[2]]
+
+
+def test_version_history_lists_a_rungs_runs_on_every_card_oldest_first(tmp_path):
+    """notebooks/03's table of the best rung's runs: H100 files beside the H200's, each row from its own JSON."""
+    import shutil
+    recorded = sorted(ladder.RECORDED_DIR.glob("h*_ladder_04_pingpong_full_*_v*_*.json"))
+    if not recorded:
+        pytest.skip("no recorded 04_pingpong runs under docs/data/")
+    source = recorded[0]
+    for name in ("h100_ladder_04_pingpong_full_dt4_v12_2026-12-06.json",
+                 "h200_ladder_04_pingpong_full_dt4_v9_2026-12-06.json",
+                 "h200_ladder_04_pingpong_full_dt4_v30_2026-12-01.json",
+                 "h200_ladder_03_wgmma_full_dt4_v2_2026-12-07.json"):   # another rung: not listed
+        shutil.copy(source, tmp_path / name)
+    frame = ladder.version_history("04_pingpong", folder=tmp_path)
+    assert list(frame["version"]) == ["v30", "v9", "v12"] and list(frame["card"]) == ["h200", "h200", "h100"]
+    assert list(frame["date"]) == ["2026-12-01", "2026-12-06", "2026-12-06"]
+    assert (frame["passed"] <= frame["scenarios"]).all() and {"x_fa3_A", "x_fa3_all", "x_cudnn"} <= set(frame)
+    assert frame["x_fa3_all"].nunique() == 1   # the same JSON three times: the same figures
+    assert ladder.version_history("99_none", folder=tmp_path).empty

@@ -150,6 +150,30 @@ def geomean_frame(results: dict, anchors=("fa2", "cudnn")) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kernel", "category", "x_fa3", "timing"])
 
 
+def version_history(stem: str = "04_pingpong", folder: Path = RECORDED_DIR) -> pd.DataFrame:
+    """One row per recorded `full` run of one rung on any card (`<card>_ladder_<stem>_full_*_v<N>_<date>.json`),
+    oldest first: the card and GPU, version, date, scenarios passed, x FA3 per category and overall, x cuDNN and x
+    FA2 where the run timed them. H100 runs sit beside the H200's: the same command, not the same card."""
+    from workbench.harness.result import SuiteResult
+
+    rows = []
+    for path in sorted(folder.glob(f"*_ladder_{stem}_full_*.json"), key=_recorded_order):
+        result = SuiteResult.from_dict(json.loads(path.read_text()))
+        version = re.search(r"_v(\d+)_", path.name)
+        date = re.search(r"(\d{4}-\d{2}-\d{2})", path.name)
+        row = {"card": path.name.split("_", 1)[0], "gpu": result.gpu, "version": f"v{version.group(1)}" if version
+               else "", "date": date.group(1) if date else "",
+               "passed": sum(r.status == "passed" for r in result.rows), "scenarios": len(result.rows)}
+        for category in CATEGORIES + ("all",):
+            value = result.geomean_vs("fa3", None if category == "all" else category)
+            row[f"x_fa3_{category}"] = round(value, 3) if value == value else None
+        for anchor in ("cudnn", "fa2"):
+            value = result.geomean_vs(anchor)
+            row[f"x_{anchor}"] = round(value, 3) if value == value else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def dev26_frame(result) -> pd.DataFrame:
     """The rows of a result on the dev26 scenarios (full contains them): 26 shapes fit in one figure."""
     from workbench.harness.scenarios import load_suite
