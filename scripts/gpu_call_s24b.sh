@@ -20,7 +20,8 @@ OUT="$OUT/ab86" timeout -k 10 400 python3 scripts/ladder_bench.py --anchors fa3 
   --suite kernels/attn_fwd/suites/full.csv --only _c1,D_prefill --kernels $K "$K:SLOT_WALK=1" "$K:SLOT_WALK=0" \
   > "$OUT/ab86/log.txt" 2>&1
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab86/log.txt" | head -3; sed -n '/^# geomean/,$p' "$OUT/ab86/log.txt" | tail -4
-python3 scripts/ab_ratio.py "$OUT/ab86/ladder_bench.json" --worst 4 --moved 1 | tee "$OUT/ab86/ratios.txt"
+python3 scripts/ab_ratio.py "$OUT/ab86/ladder_bench.json" --worst 4 --moved 1 --copies "04_pingpong[SLOT_WALK=0]" \
+  | tee "$OUT/ab86/ratios.txt"
 echo "#### the mechanism: steady 80-key block cycles with and without the knob (per-tile timeline) $(date -u +%T)"
 WB_CACHE_RESTORED=1 TL_TIMEOUT=150 TL_KERNELS="$K $K:SLOT_WALK=1" TL_SHAPES="C_s1500_d256_c1 A_d256_c1_s1k" \
   timeout -k 10 180 bash scripts/gpu_run.sh timeline 2>&1 | grep -E "^== |SM time|steady block" | cut -c1-170 | head -16

@@ -42,3 +42,26 @@ def test_moved_lists_every_shape_past_the_threshold_either_way_in_suite_order():
     assert "moved by > 1 %: up 1.050, down 0.952" in text
     assert "moved by > 10 %: none" in ab_ratio.report({"results": rows}, moved_pct=10)
     assert "moved by" not in ab_ratio.report({"results": rows})
+
+
+def _row3(name, base_ms, var_ms, copy_ms):
+    return {"name": name, "head_dim": 128, "causal": 1,
+            "impl": {"k": {"status": "ok", "ms": base_ms}, "k[X=1]": {"status": "ok", "ms": var_ms},
+                     "k[C=0]": {"status": "ok", "ms": copy_ms}, "fa3": {"ms": 1.0}}}
+
+
+def test_copies_read_each_variant_against_the_faster_reference_per_shape(tmp_path):
+    """Run 77's trap: the baseline slow on one shape, the copy on another; the variant no faster than either."""
+    rows = [_row3("s1", 1.08, 1.0, 1.0), _row3("s2", 1.0, 1.0, 1.04), _row3("s3", 1.0, 1.0, 1.0)]
+    text = ab_ratio.report({"results": rows}, copies=("k[C=0]",))
+    assert "k[X=1] x k: all 1.0260 (3)" in text                                  # the plain ratio: +2.6 %
+    assert "against the faster of k and k[C=0] per shape: 1.0000 (3)" in text     # against the faster: nothing
+    assert text.count("against the faster") == 1                                 # the copy itself gets no such line
+    only = ab_ratio.report({"results": rows}, copies=("k[C=0]",), shapes=("s1",))
+    assert "all 1.0800 (1)" in only and "per shape: 1.0000 (1)" in only
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"results": rows}))
+    for bad in (["--copies", "k[Y=2]"], ["--copies", "k"], ["--shapes", "s9"]):
+        run = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_ratio.py"), str(path), *bad],
+                             capture_output=True, text=True)
+        assert run.returncode == 2 and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1, bad
