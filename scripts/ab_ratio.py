@@ -49,17 +49,14 @@ def ratios(rows: list[dict], base: str, other: str) -> tuple[dict[str, list[floa
     return groups, failed, per_shape
 
 
-def best_reference_ratios(rows: list[dict], refs: list[str], other: str) -> tuple[list[float], list[str]]:
-    """Log ratios, fastest of `refs` / `other`, per shape that `other` and at least one reference passed; the
-    shapes left out."""
-    logs, left_out = [], []
+def best_reference_ratios(rows: list[dict], refs: list[str], other: str) -> list[float]:
+    """Log ratios, fastest of `refs` / `other`, per shape that `other` and at least one reference passed."""
+    logs = []
     for r in rows:
         ref_ms = [r["impl"][ref]["ms"] for ref in refs if _ok(r["impl"].get(ref))]
-        if not (ref_ms and _ok(r["impl"].get(other))):
-            left_out.append(r["name"])
-            continue
-        logs.append(math.log(min(ref_ms) / r["impl"][other]["ms"]))
-    return logs, left_out
+        if ref_ms and _ok(r["impl"].get(other)):
+            logs.append(math.log(min(ref_ms) / r["impl"][other]["ms"]))
+    return logs
 
 
 def report(doc: dict, worst: int = 0, moved_pct: float = 0.0, copies: tuple = (), shapes: tuple = ()) -> str:
@@ -80,7 +77,7 @@ def report(doc: dict, worst: int = 0, moved_pct: float = 0.0, copies: tuple = ()
             moved = [f"{name} {ratio:.3f}" for ratio, name in per_shape if abs(ratio - 1) * 100 > moved_pct]
             lines.append(f"  moved by > {moved_pct:g} %: " + (", ".join(moved) if moved else "none"))
         if copies and other not in copies:
-            logs, _ = best_reference_ratios(rows, [base, *copies], other)
+            logs = best_reference_ratios(rows, [base, *copies], other)
             value = f"{math.exp(sum(logs) / len(logs)):.4f}" if logs else "n/a"
             lines.append(f"  against the faster of {base} and {', '.join(copies)} per shape: {value} ({len(logs)})")
     return "\n".join(lines)

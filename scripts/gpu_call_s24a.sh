@@ -10,10 +10,6 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 VERSION=v26 NOTE="v26: PAIRS_MIN_TILES 768 - mirrored query-block pairs from 768 causal tiles (run 84: C_s3000_d256_c1
-+5-6 %, C_s3000_d128_c1 +3-4 % over v25 and a copy)" OUT="$OUT" bash scripts/gpu_call_accept.sh
-echo "#### v26's new pair grids beyond full and edge (768-1023 tiles: odd counts, groups, keyless) $(date -u +%T)"
-OUT="$OUT/pairs_768" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
-  --suite tests/fixtures/pairs_768_shapes.csv --kernels kernels/attn_fwd/ladder/04_pingpong.cu \
-  > "$OUT/pairs_768_shapes.log" 2>&1
-echo "rc $?"; grep -cE "^V_" "$OUT/pairs_768_shapes.log"; grep -E "FAIL|rror" "$OUT/pairs_768_shapes.log" | head -5
++5-6 %, C_s3000_d128_c1 +3-4 % over v25 and a copy)" FIXTURE=tests/fixtures/pairs_768_shapes.csv OUT="$OUT" \
+  bash scripts/gpu_call_accept.sh
 echo "#### done $(date -u +%T)"

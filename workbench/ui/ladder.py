@@ -100,12 +100,17 @@ def recorded_results(folder: Path = RECORDED_DIR) -> dict:
     return out
 
 
+def _name_date_version(path: Path) -> tuple[str, int]:
+    """A recorded file's date ('' if none) and rung version (-1 if none) from its name."""
+    date = re.search(r"(\d{4}-\d{2}-\d{2})", path.name)
+    version = re.search(r"_v(\d+)_", path.name)
+    return (date.group(1) if date else "", int(version.group(1)) if version else -1)
+
+
 def _recorded_order(path: Path) -> tuple:
     """The newest run last: by the file's date, then its rung version (`_v11_` after `_v8_`, which plain name order
     puts first), then the name."""
-    date = re.search(r"(\d{4}-\d{2}-\d{2})", path.name)
-    version = re.search(r"_v(\d+)_", path.name)
-    return (date.group(1) if date else "", int(version.group(1)) if version else -1, path.name)
+    return (*_name_date_version(path), path.name)
 
 
 def _own_baseline(result) -> bool:
@@ -159,11 +164,9 @@ def version_history(stem: str = "04_pingpong", folder: Path = RECORDED_DIR) -> p
     rows = []
     for path in sorted(folder.glob(f"*_ladder_{stem}_full_*.json"), key=_recorded_order):
         result = SuiteResult.from_dict(json.loads(path.read_text()))
-        version = re.search(r"_v(\d+)_", path.name)
-        date = re.search(r"(\d{4}-\d{2}-\d{2})", path.name)
-        row = {"card": path.name.split("_", 1)[0], "gpu": result.gpu, "version": f"v{version.group(1)}" if version
-               else "", "date": date.group(1) if date else "",
-               "passed": sum(r.status == "passed" for r in result.rows), "scenarios": len(result.rows)}
+        date, version = _name_date_version(path)
+        row = {"card": path.name.split("_", 1)[0], "gpu": result.gpu, "version": f"v{version}" if version >= 0 else "",
+               "date": date, "passed": sum(r.status == "passed" for r in result.rows), "scenarios": len(result.rows)}
         for category in CATEGORIES + ("all",):
             value = result.geomean_vs("fa3", None if category == "all" else category)
             row[f"x_fa3_{category}"] = round(value, 3) if value == value else None
