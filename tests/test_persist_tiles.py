@@ -187,7 +187,6 @@ NO_DYN = ["-DDYN_CHUNKS=0", "-DDYN_LONG=0", "-DPAIR_TAIL=0"]   # without the cou
 @pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32", *NO_DYN], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1", *NO_DYN],
                                      ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=1", *NO_DYN],
                                      ["-DCAUSAL_PERSIST=32", "-DSLOT_WALK=1", *NO_DYN],
-                                     ["-DCAUSAL_PERSIST=32", "-DNARROW_TOP=1", *NO_DYN],
                                      ["-DCAUSAL_PERSIST=32", "-DDYN_CHUNKS=1"]])
 def test_causal_persist_build_spills_nothing(tmp_path, defines):
     """Before cta_walk fixed its trip count every instantiation spilled 48-108 bytes (stores) in the producer. Each

@@ -9,25 +9,25 @@
 // - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
-//   pairs of query blocks for >= 1024 tiles (persistent ones from the counter, head-major); split keys only for
+//   pairs of query blocks for >= 768 tiles (persistent ones from the counter, head-major); split keys only for
 //   grids under a wave, merged by combine_kernel;
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); on two H100s v23 1.046, v24 (PAIR_TAIL 2) 1.041 (runs 70, 74, fa3,cudnn,fa2: the
-// machines' spread; v24's 17 GQA shapes +2.1 %); v25 = PAIR_TAIL 3 (run 76), not yet through the campaign.
+// (run 47, eval 472824c8c0da); on H100s (fa3,cudnn,fa2) v23 1.046, v24 1.041, v25 1.044 (runs 70, 74, 83; the
+// machines' spread ~0.5 %); v26 = PAIRS_MIN_TILES 768 (run 84: C_s3000 +3-6 %), not yet through the campaign.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_PAD, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
-//   grids PERSISTENT, CAUSAL_PAIRS, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_MIN_ROUNDS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, GQA_PAIR_BLOCKS, LONG_CHUNK_MB (runs 67-82), EMPTY_SOLO (keyless d256);
-//   MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
-// Refuted and deleted (docs/kernel_ladder.md): CLUSTER 2 (run 19, code at 1f6267b), O_DIRECT (run 42),
-//   D128_RESCALE_BEFORE_PV (run 45, 8d6e0cf), MAX_TREE (run 48, 026c25a), CAUSAL_ORDER 4 and CAUSAL_LPT_WALK 2
-//   (runs 49-52, f834456), D128_O_IN_V, KV_HINT and DYN_ONE (runs 63, 64 and 67; code at 282a7c8).
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
+//   grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
+//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, SLOT_WALK, EMPTY_SOLO; MASK_PEEL, NARROW_TOP, PACK_GQA, SHORT_KEYS, SPLIT_KV,
+//   SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
+// Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
+//   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
+//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS, PAIR_TAIL 4 (77-85; a9a36be).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -57,9 +57,6 @@
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
-#ifndef D128_BN_PAD
-#define D128_BN_PAD 0       // @knob D128_BN_PAD 0 {0,1}  non-causal d128 under the switch: 176-key blocks where
-#endif                      // they pad the keys >= 5 % less than 128-key ones (333 keys: 352 against 384; run 78)
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
@@ -81,9 +78,9 @@
 #ifndef DYN_CHUNK_MB
 #define DYN_CHUNK_MB 32     // @knob DYN_CHUNK_MB 32 {16,32,64}
 #endif
-#ifndef DYN_MIN_ROUNDS
-#define DYN_MIN_ROUNDS 12   // @knob DYN_MIN_ROUNDS 12 {4,12}  DYN_CHUNKS only on grids of >= this many tiles per SM
-#endif
+#ifndef PAIRS_MIN_TILES
+#define PAIRS_MIN_TILES 768 // @knob PAIRS_MIN_TILES 768 {768,1024}  causal grids of >= this many tiles run mirrored
+#endif                      // pairs of query blocks (run 84: C_s3000 d128/d256 +3-6 % over 1024's LPT walk)
 #ifndef DYN_MAX_GROUP
 #define DYN_MAX_GROUP 1     // @knob DYN_MAX_GROUP 1 {1,64}  DYN_CHUNKS only for query groups up to this (GQA tiles of
 #endif                      // one LPT step share their K/V: the one order's DRAM traffic is 1/group already)
@@ -96,13 +93,10 @@
 #ifndef PAIR_TAIL
 #define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
 #endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
-#ifndef GQA_PAIR_BLOCKS
-#define GQA_PAIR_BLOCKS 0   // @knob GQA_PAIR_BLOCKS 0 {0,127}  PAIR_TAIL >= 2: GQA grids up to this many blocks in
-#endif                      // its order (0: as far as persistent pairs go; B d128 8k stays the walk's: run 77)
-#ifndef LONG_CHUNK_MB
-#define LONG_CHUNK_MB 16    // @knob LONG_CHUNK_MB 16 {16,32}  K/V megabytes per LPT chunk of the >= 128-block causal
-#endif                      // grids (and CAUSAL_ORDER 2's); FA3's scheduler sections 32 MB (run 81)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
+#ifndef SLOT_WALK
+#define SLOT_WALK 0         // @knob SLOT_WALK 0 {0,1}  the static walk's consumers take each tile from its Q slot, as
+#endif                      // the counter's do (run 86: d256's walk loop kept its block index in vector registers)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -118,6 +112,9 @@
 #ifndef FINALIZE_UNDER_PV
 #define FINALIZE_UNDER_PV 1 // @knob FINALIZE_UNDER_PV 1 {0,1}  a tile's row sums, 1/l and lse between the last PV's
 #endif                      // issue and its wait (FA3's order; 0: after it, in the epilogue)
+#ifndef NARROW_TOP
+#define NARROW_TOP 0        // @knob NARROW_TOP 0 {0,1}  a tile's top key block, where this warpgroup sees <= Cfg::NW of
+#endif                      // its keys (ragged seqlen_k, the causal diagonal), as a narrower S GEMM and fewer PV steps
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
@@ -209,6 +206,11 @@ struct Cfg {
     static constexpr bool O_IN_V = D256_O_IN_V && D == 256 && Q_BUFS == 1;
     static_assert(!O_IN_V || NWG * Q_WG_BYTES <= STAGES * KV_BYTES, "every consumer's O fits the V ring");
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
+    // NARROW_TOP's width: a top block with at most NW visible keys runs S as m64nNW and PV in NW/16 k-steps (the
+    // keys past them are masked: P is 0 there); about half a block, from the generated SS widths; NW == BN: off.
+    // Not at d256: there it put the steady loop's descriptors in vector registers (448 -> 461 instructions, R2UR)
+    static constexpr int NW = !NARROW_TOP || D == 256 ? BN : BN >= 176 ? 96 : BN == 128 ? (D == 128 ? 80 : 64) : BN;
+    static_assert(NW % 16 == 0 && NW <= BN, "NW: a multiple of 16 up to BN");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
     static constexpr bool PACK_BY_TMA = false;               // packed Q and O through the producer's TMA boxes
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
@@ -222,6 +224,8 @@ template <class C, bool kTma>
 struct Packed : C {
     static constexpr bool PACK = true, PACK_BY_TMA = kTma;
     static constexpr bool O_IN_V = false;
+    // no NARROW_TOP where the consumers load Q: its predicated GEMMs made ptxas serialize every wgmma there (C7520)
+    static constexpr int NW = kTma ? C::NW : C::BN;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -389,7 +393,28 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 }
 
 #pragma nv_diag_suppress 177   // wrappers for the BN knob values this build does not use
-// ---- generated by scripts/gen_wgmma_wrappers.py --ss 64,80,96,128,176,192 --rs 64,128,256 (do not edit by hand)
+// ---- generated by scripts/gen_wgmma_wrappers.py
+// --ss 32,48,64,80,96,128,176,192 --rs 64,128,256 --ss-if 32,48,64,80,96 --rs-if 64,128,256 (do not edit by hand)
+__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_ss_n48(float (&d)[24], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
@@ -563,12 +588,143 @@ __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], const uint32_t (&
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
+__device__ __forceinline__ void wgmma_ss_if_n32(float (&d)[16], uint64_t da, uint64_t db, int scale_d, int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %18, 0;\nsetp.ne.b32 q, %19, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_ss_if_n48(float (&d)[24], uint64_t da, uint64_t db, int scale_d, int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %26, 0;\nsetp.ne.b32 q, %27, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23])
+                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_ss_if_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d, int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %34, 0;\nsetp.ne.b32 q, %35, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+                 "%30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_ss_if_n80(float (&d)[40], uint64_t da, uint64_t db, int scale_d, int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %42, 0;\nsetp.ne.b32 q, %43, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_ss_if_n96(float (&d)[48], uint64_t da, uint64_t db, int scale_d, int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %50, 0;\nsetp.ne.b32 q, %51, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, "
+                 "p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_rs_if_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int scale_d,
+                                                int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %37, 0;\nsetp.ne.b32 q, %38, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+                 "%30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_rs_if_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int scale_d,
+                                                 int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %69, 0;\nsetp.ne.b32 q, %70, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
+                 "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, "
+                 "1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(run));
+}
+
+__device__ __forceinline__ void wgmma_rs_if_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t db, int scale_d,
+                                                 int run) {
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %133, 0;\nsetp.ne.b32 q, %134, 0;\n"
+                 "@q wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
+                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
+                 "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, "
+                 "%70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, "
+                 "%90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+                 "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "
+                 "%124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+                   "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),
+                   "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+                   "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]),
+                   "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
+                   "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]),
+                   "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
+                   "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+                   "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(run));
+}
+
 // ---- end of generated wrappers
 #pragma nv_diag_default 177
 
 template <int N>
 __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
-    if constexpr (N == 64) wgmma_ss_n64(d, da, db, scale_d);
+    if constexpr (N == 32) wgmma_ss_n32(d, da, db, scale_d);
+    else if constexpr (N == 48) wgmma_ss_n48(d, da, db, scale_d);
+    else if constexpr (N == 64) wgmma_ss_n64(d, da, db, scale_d);
     else if constexpr (N == 80) wgmma_ss_n80(d, da, db, scale_d);
     else if constexpr (N == 96) wgmma_ss_n96(d, da, db, scale_d);
     else if constexpr (N == 128) wgmma_ss_n128(d, da, db, scale_d);
@@ -576,12 +732,29 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_
     else if constexpr (N == 192) wgmma_ss_n192(d, da, db, scale_d);
     else static_assert(N == 64, "no generated SS wrapper for this N");
 }
+template <int N>   // under a run predicate (NARROW_TOP's second part)
+__device__ __forceinline__ void wgmma_ss_if(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d, int run) {
+    if constexpr (N == 32) wgmma_ss_if_n32(d, da, db, scale_d, run);
+    else if constexpr (N == 48) wgmma_ss_if_n48(d, da, db, scale_d, run);
+    else if constexpr (N == 64) wgmma_ss_if_n64(d, da, db, scale_d, run);
+    else if constexpr (N == 80) wgmma_ss_if_n80(d, da, db, scale_d, run);
+    else if constexpr (N == 96) wgmma_ss_if_n96(d, da, db, scale_d, run);
+    else static_assert(N == 32, "no generated guarded SS wrapper for this N");
+}
 template <int N>
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {
     if constexpr (N == 64) wgmma_rs_n64(d, a, db, scale_d);
     else if constexpr (N == 128) wgmma_rs_n128(d, a, db, scale_d);
     else if constexpr (N == 256) wgmma_rs_n256(d, a, db, scale_d);
     else static_assert(N == 64, "no generated RS wrapper for this N");
+}
+template <int N>   // under a run predicate (NARROW_TOP's PV steps past NW)
+__device__ __forceinline__ void wgmma_rs_if(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d,
+                                            int run) {
+    if constexpr (N == 64) wgmma_rs_if_n64(d, a, db, scale_d, run);
+    else if constexpr (N == 128) wgmma_rs_if_n128(d, a, db, scale_d, run);
+    else if constexpr (N == 256) wgmma_rs_if_n256(d, a, db, scale_d, run);
+    else static_assert(N == 64, "no generated guarded RS wrapper for this N");
 }
 
 // ---- timeline (TIMELINE=1 builds only): one record of 16 words per (CTA, tile, consumer), read by
@@ -708,8 +881,9 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
     if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
 }
+// cta_walk_ids hands the body each tile's index (SLOT_WALK's producer publishes it), cta_walk the tile itself
 template <class Body>
-__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
+__device__ __forceinline__ void cta_walk_ids(const Params& p, int n_tiles, Body&& body) {
     const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
     int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
     if (CAUSAL_LPT_WALK && p.lpt_walk) {   // full rounds, then the partial one: its first r slots (even) or last r
@@ -718,8 +892,12 @@ __device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& bo
     }
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
-        if (tile >= 0) body(tile_of(p, tile), k++);
+        if (tile >= 0) body(tile, k++);
     }
+}
+template <class Body>
+__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
+    cta_walk_ids(p, n_tiles, [&](int tile, int k) { body(tile_of(p, tile), k); });
 }
 #endif
 
@@ -903,24 +1081,41 @@ __device__ __forceinline__ void sched_arrive(int wq) {
 // swizzle) is a constant. Rebuilding each descriptor per k-step cost ~4 integer instructions per wgmma
 // (ncu, run 9 of docs/kernel_ladder.md: a fifth of all our instructions, on the pipes the softmax needs).
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
-template <class C>
-__device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
+// Keys [K0, K1) of the block only (NARROW_TOP), into sc's registers K0 / 2 .. K1 / 2 - 1 (the wgmma layout's
+// columns): the K stage's rows from K0 (K0 a multiple of 8: whole 1024-byte swizzle atoms), same k-step offsets.
+// K0 > 0 with run == 0 skips every k-step but the first under a predicate: the first defines the registers by a
+// wgmma (zeros written before it, or none, made ptxas serialize every wgmma (C7515) or spill), and what it leaves
+// there is masked, as the narrow block's columns past NW all are
+template <class C, int K0 = 0, int K1 = C::BN>
+__device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs, int run = 1) {
+    constexpr int W = K1 - K0;
+    static_assert(K0 % 8 == 0 && W > 0, "whole swizzle atoms");
     const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw),
-                   klo = (uint32_t)desc_kmajor(sKs);
+                   klo = (uint32_t)desc_kmajor(sKs + K0 * 128);
 #pragma unroll
     for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
         const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4,
                        ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
-        wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
+        if constexpr (W == C::BN) {   // the whole block (every build without NARROW_TOP: its code unchanged)
+            wgmma_ss<W>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
+        } else {
+            float(&d)[W / 2] = reinterpret_cast<float(&)[W / 2]>(sc[K0 / 2]);
+            if (K0 > 0 && kk > 0) wgmma_ss_if<W>(d, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), 1, run);
+            else wgmma_ss<W>(d, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), K0 == 0 && kk > 0);
+        }
     }
 }
-template <class C>
-__device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs) {
+// kGuard (NARROW_TOP's top block): the k-steps past C::NW under the predicate `run` (P is 0 there when narrow)
+template <class C, bool kGuard = false>
+__device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs,
+                                         int run = 1) {
     const uint64_t d0 = desc_mnmajor(sVs, C::BN * 128);
     const uint32_t hi = (uint32_t)(d0 >> 32), lo = (uint32_t)d0;
 #pragma unroll
-    for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
-        wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
+    for (int kk = 0; kk < C::BN / 16; ++kk) {   // 16 keys = 2048 B of the MN-major V stage per k-step
+        if (kGuard && kk >= C::NW / 16) wgmma_rs_if<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1, run);
+        else wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);   // (D: 64/128/256, all generated)
+    }
 }
 
 // ---- consumer: mask
@@ -959,6 +1154,20 @@ __device__ __forceinline__ int masked_iters(const Params& p, int2 range, int pos
     int first = floor_div(p.seqlen_k - C::BN, C::BN) + 1;
     if (p.causal) first = min(first, floor_div(pos_first + p.seqlen_k - p.seqlen_q - C::BN + 1, C::BN) + 1);
     return range.y - max(first, range.x);
+}
+// NARROW_TOP: whether this warpgroup sees at most C::NW keys of key block n (past seqlen_k, or right of its last
+// row's diagonal), so its S GEMM and PV may stop there (warpgroup-uniform, as q_first is; a middle split's top
+// block sees all BN)
+// (packed rows: q_first + 63 < (k0 + NW - offset) * pack, the last row's query position past the diagonal, without
+// query_pos's division, whose slow path made ptxas serialize every wgmma of the Q-loading packed kernels: C7520)
+template <class C>
+__device__ __forceinline__ bool narrow_block(const Params& p, int n, int q_first) {
+    if constexpr (C::NW == C::BN) return false;
+    const int k0 = n * C::BN, offset = p.seqlen_k - p.seqlen_q;
+    if (p.seqlen_k - k0 <= C::NW) return true;
+    if (!p.causal) return false;
+    if constexpr (C::PACK) return q_first + 63 < (k0 + C::NW - offset) * p.pack;
+    return q_first + 63 + offset + 1 - k0 <= C::NW;
 }
 template <bool B>
 struct BoolTag { static constexpr bool value = B; };   // a compile-time flag through a generic lambda
@@ -1276,6 +1485,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     const int n_iter = range.y - range.x;
     if (n_iter > 0) {
         uint32_t pa[BN / 16][4];
+        // (a vote: warp-uniform for ptxas too; without it the Q-loading packed kernels serialized their wgmmas)
+        const bool narrow = C::NW < BN && __all_sync(0xffffffffu, narrow_block<C>(p, range.y - 1, q_first));
         {
             float sc[BN / 2];
             const int s0 = stage_of<C>(it);
@@ -1284,7 +1495,12 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             // one's first softmax runs under the other's first GEMM
             sched_sync<C>(wq);
             wgmma_fence();
-            issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
+            if constexpr (C::NW < BN) {   // two GEMMs, the second's k-steps predicated off when narrow (a branch
+                issue_qk<C, 0, C::NW>(sc, sQw, sK + s0 * C::KV_BYTES);   // around one spilled or serialized them)
+                issue_qk<C, C::NW, BN>(sc, sQw, sK + s0 * C::KV_BYTES, !narrow);
+            } else {
+                issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
+            }
             wgmma_commit();
             sched_arrive<C>(wq);
             if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);
@@ -1315,7 +1531,10 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             }
             if (!kWaitOne<C> || wq == 0) mbar_wait(bar.v_full(sv), phase_of<C>(it + i - 1));
             wgmma_fence();
-            issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
+            if constexpr (kMask && C::NW < BN)   // block 1 holds the top block's PV
+                issue_pv<C, true>(o, pa, sV + sv * C::KV_BYTES, !(i == 1 && narrow));
+            else
+                issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
             wgmma_commit();
             sched_arrive<C>(wq);
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
@@ -1350,7 +1569,9 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         // run 31: +3-5 % at head_dim 128/256, -2.5 % at 64 with 96-key blocks; run 35: d64 +4 % with 128-key ones
         if constexpr (MASK_PEEL) {
             // the first ones (the top blocks)
-            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));
+            // (a narrow top block's PV is in block 1: that one in the masked loop too)
+            const int mi = masked_iters<C>(p, range, query_pos<C>(p, q_first));
+            const int n_masked = min(n_iter, narrow ? max(mi, 2) : mi);
             int i = 1;
             for (; i < n_masked; ++i) block(i, kTrue);
             for (; i < n_iter; ++i) block(i, kFalse);
@@ -1365,7 +1586,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         mbar_wait(bar.v_full(sl), phase_of<C>(it + n_iter - 1));   // the last PV takes no pingpong turn
         fence_regs(o);
         wgmma_fence();
-        issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
+        if constexpr (C::NW < BN) issue_pv<C, true>(o, pa, sV + sl * C::KV_BYTES, !(n_iter == 1 && narrow));
+        else issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
         wgmma_commit();
 #if FINALIZE_UNDER_PV
         // under the last PV: a branch on the results ends the basic block, so ptxas cannot sink the shuffles,
@@ -1403,8 +1625,22 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
-// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (DYN_CHUNKS):
-// through the walk counter. Each its own instantiation, so
+// The end of a walk whose consumers read each tile from its Q slot (kWalk 2, SLOT_WALK): -1 in the next Q buffer's
+// slot, once its last tile's consumers have let it go (an arrive before that would complete a phase they still wait
+// for). k: the tiles produced.
+template <class C>
+__device__ __forceinline__ void publish_walk_end(const Bars& bar, int k) {
+    const int buf = k % C::Q_BUFS;
+#pragma unroll
+    for (int w = 0; w < C::NWG; ++w) mbar_wait(bar.q_empty(buf, w), ((k / C::Q_BUFS) & 1) ^ 1);
+    st_shared_s32(bar.tile_slot(buf), -1);
+#pragma unroll
+    for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
+}
+
+// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk (with SLOT_WALK the
+// consumers read them from the Q slot, as kWalk 2's do); 2 (DYN_CHUNKS): through the walk counter. Each its own
+// instantiation, so
 // every other grid runs the default build's code (run 27: in one function with the plain loop it cost the
 // non-causal shapes 1.4 % and the small ones up to 4 %)
 template <class C, int kWalk = 0>
@@ -1459,15 +1695,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                     tile = next;
                     if (tile < n_tiles) next = walk_fetch();
                 }
-                // the end: -1 in the next Q buffer's slot, once its last tile's consumers have let it go (an
-                // arrive before that would complete a phase they still wait for)
-                const int buf = k % C::Q_BUFS;
-#pragma unroll
-                for (int w = 0; w < C::NWG; ++w) mbar_wait(bar.q_empty(buf, w), ((k / C::Q_BUFS) & 1) ^ 1);
-                st_shared_s32(bar.tile_slot(buf), -1);
-#pragma unroll
-                for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
+                publish_walk_end<C>(bar, k);
                 walk_finish();
+            } else if constexpr (kWalk == 1 && SLOT_WALK) {
+                int k = 0;
+                cta_walk_ids(p, n_tiles, [&](int tile, int) {
+                    const Tile t = tile_of(p, tile);
+                    const int2 range = key_blocks<C>(p, t.m_block, t.split);
+                    produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k++, sQ, sK, sV, bar, tile);
+                    it += max(0, range.y - range.x);
+                });
+                publish_walk_end<C>(bar, k);
             } else if constexpr (kWalk == 1) {
                 cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                     const int2 range = key_blocks<C>(p, t.m_block, t.split);
@@ -1491,7 +1729,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
 #if CAUSAL_PERSIST
-        if constexpr (kWalk == 2) {
+        if constexpr (kWalk == 2 || (kWalk == 1 && SLOT_WALK)) {
             for (int k = 0;; ++k) {
                 const int buf = k % C::Q_BUFS;
                 mbar_wait(bar.q_full(buf, wq), (k / C::Q_BUFS) & 1);
@@ -1679,14 +1917,6 @@ inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, in
     return (kend0 > 0 ? (kend0 + bn - 1) / bn : 0) <= (splits - 1) * blocks_per_split;
 }
 
-// D128_BN_PAD: whether blocks of `wide` keys pad seqlen_k at least 5 % less than blocks of `narrow` (every key
-// block of a non-causal tile costs its full width, the padded keys included)
-inline bool pads_less(int seqlen_k, int wide, int narrow) {
-    const long long w = (long long)(seqlen_k + wide - 1) / wide * wide;
-    const long long n = (long long)(seqlen_k + narrow - 1) / narrow * narrow;
-    return w * 100 <= n * 95;
-}
-
 struct Call {
     const __nv_bfloat16 *q, *k, *v;
     __nv_bfloat16* o;
@@ -1707,10 +1937,11 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     long long ctas_launched = persistent ? (grid < sms ? grid : sms) : grid;
     // pairs halve the grid: only where it stays several waves deep and the split count (chosen for the
     // unpaired grid) is 1 (measured: D_prefill_q512_k16k with 4 splits 1.63 -> 0.82x FA3 when paired;
-    // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %)
+    // grids of >= 1024 tiles +3-7 %, C_s1500 with 384 tiles -3 %; run 84: C_s3000's 768, head-major pairs against
+    // one LPT order over 32 heads' K/V (2x FA3's DRAM bytes, run 80), d256 +5-6 %, d128 +3-4 %)
     // CAUSAL_ORDER 2: pairs only for query blocks under 128 (long tiles make a pair's tail cost more than the
     // start-up it saves: run 17, 16k-32k +3-9 % without pairs, 512-4k -3..-15 %)
-    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= 1024 &&
+    p.pairs = CAUSAL_PAIRS && a.causal && !persistent && p.n_mblocks >= 2 && splits == 1 && grid >= PAIRS_MIN_TILES &&
               (CAUSAL_ORDER < 2 || p.n_mblocks < 128);
     // EMPTY_SOLO: at d256 (O in V) a grid with tiles that see no key runs one tile per CTA: the persistent walk
     // over such tiles hung on H100s (run 57), one tile per CTA did not
@@ -1732,11 +1963,9 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // short tiles (run 67: A_d128_c1_s2k/s4k +0.8/+1.5 %; at 4-8 blocks the pairs won by 6-11 %)
     // (DYN_CHUNKS' own conditions, below, on the grid's tiles: groups of 1, >= 12 tiles per SM)
     const long long all_tiles = (long long)p.n_mblocks * splits * a.batch * heads_grid;
-    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= (long long)DYN_MIN_ROUNDS * sms;
+    const bool dyn_chunks_fit = p.group <= DYN_MAX_GROUP && all_tiles >= 12LL * sms;
     const bool dyn_pairs = DYN_PAIRS && DYN_CHUNKS && dyn_chunks_fit && p.n_mblocks >= 16;
-    const int walk_from = PAIR_TAIL >= 2 && p.group > 1 && GQA_PAIR_BLOCKS > persist_blocks ? GQA_PAIR_BLOCKS
-                                                                                          : persist_blocks;
-    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > walk_from ||
+    const bool walk_beats_pairs = C::D <= 128 && (p.n_mblocks > persist_blocks ||
                                                   (a.heads_q >= 4 * a.heads_kv && PAIR_TAIL < 2) || dyn_pairs);
     if (CAUSAL_PAIRS == 2 && CAUSAL_PERSIST && CAUSAL_LPT_WALK && p.pack == 1 && walk_beats_pairs) p.pairs = 0;
     if (p.pairs) ctas_launched = (long long)(p.n_mblocks - p.n_mblocks / 2) * splits * a.batch * heads_grid;
@@ -1758,7 +1987,7 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // a head is itself several waves of tiles and the chunks' L2 reuse wins (run 26: 16k-32k -1.5 %)
     if (a.causal && !p.pairs && CAUSAL_ORDER == 3 && p.n_mblocks < 128) p.lpt_units = (int)units;
     if (a.causal && !p.pairs && (CAUSAL_ORDER == 2 || (CAUSAL_ORDER == 3 && p.n_mblocks >= 128))) {
-        const long long heads_fit = kv_head_bytes > 0 ? ((long long)LONG_CHUNK_MB << 20) / kv_head_bytes : units;
+        const long long heads_fit = kv_head_bytes > 0 ? (16LL << 20) / kv_head_bytes : units;
         const long long c = (heads_fit > 0 ? heads_fit : 1) * (heads_grid / a.heads_kv) * splits;
         p.lpt_units = (int)(c < units ? c : units);
     }
@@ -1978,7 +2207,7 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         case 128:
             if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
             // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if (a.causal || (seqlen_k <= D128_BN_SWITCH && !(D128_BN_PAD && pads_less(seqlen_k, 176, 128))))
+            if (a.causal || seqlen_k <= D128_BN_SWITCH)
                 return launch<Cfg128c>(a, stream);
             return launch<Cfg128>(a, stream);
         default: return launch<Cfg256>(a, stream);
