@@ -81,6 +81,8 @@ int main() {
             else plan_case<TestCfg<64, D64_BN, false>>(b, hq, hkv, sq, sk, c);
         }
         else if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<128, 80, false>>(b, hq, hkv, sq, sk, c);
+        else if (D128_BN_SHORT && !c && sk <= D128_BN_SWITCH && pads_less(sk, D128_BN_SHORT, D128_BN_CAUSAL))
+            plan_case<TestCfg<128, (D128_BN_SHORT ? D128_BN_SHORT : 128), false>>(b, hq, hkv, sq, sk, c);
         else if (c || sk <= D128_BN_SWITCH)
             plan_case<TestCfg<128, 128, false>>(b, hq, hkv, sq, sk, c);
         else plan_case<TestCfg<128, 176, false>>(b, hq, hkv, sq, sk, c);
@@ -112,7 +114,7 @@ def rules_source() -> str:
     src = KERNEL.read_text()
     parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
              braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
-             braced(src, "inline bool has_keyless_tiles("),
+             braced(src, "inline bool has_keyless_tiles("), braced(src, "inline bool pads_less("),
              braced(src, "struct Call {", ";"), CFG, braced(src, "inline bool three_consumers_pay("),
              "template <class C>\n" + braced(src, "long long plan_grid("),
              DRIVER]

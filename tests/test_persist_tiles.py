@@ -213,6 +213,19 @@ def test_causal_persist_build_spills_nothing(tmp_path, defines):
     assert all(s == (0, 0) for s in spills.values()), spills
 
 
+@needs_nvcc
+def test_short_key_block_build_spills_nothing(tmp_path):
+    """D128_BN_SHORT=112 (run 93): the 112-key non-causal d128 configuration (Cfg128m, its walk kernels and its
+    packed ones) beside every default one, none spilling; its n112 GEMM needs the generated wrapper."""
+    build = subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin",
+                            "-Xptxas", "-v", "-DD128_BN_SHORT=112", "-o", str(tmp_path / "k.cubin"), str(KERNEL)],
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    functions = re.findall(r"Compiling entry function '(\w+)'", build.stderr)
+    assert any("CfgILi128ELi112E" in f for f in functions), functions
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", build.stderr)
+    assert len(spills) == len(functions) and all(s == ("0", "0") for s in spills), spills
+
 @needs_gxx
 def test_the_lpt_walk_covers_every_tile_once_in_rounds_of_alternating_direction(walker):
     """CAUSAL_LPT_WALK: one LPT order over the whole grid (lpt_units = every unit), a persistent grid of g CTAs;
