@@ -289,12 +289,13 @@ for stage in "$@"; do
       mets='regex:^sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active$'
       mets+=',regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,sm__cycles_elapsed.avg.per_second'
       mets+=',launch__registers_per_thread,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum'
+      mets+=',dram__bytes_read.sum,dram__bytes_write.sum'   # bytes, not a percentage of a peak (q011, run 94)
       # the counters' lines worth reading in ncu's report
       shown='Duration|SM Frequency|DRAM Throughput|Elapsed Cycles|Compute \(SM\) Throughput|pipe_tensor|pipe_fma_'
       shown+='|pipe_alu_|pipe_xu|issue_active'
       shown+='|stalled_(barrier|long_scoreboard|short_scoreboard|wait|math_pipe_throttle|mio_throttle|dispatch_stall'
       shown+='|no_instruction|selected|not_selected|sleeping|membar|branch_resolving|lg_throttle|tex_throttle|misc'
-      shown+='|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued'
+      shown+='|drain|imc_miss)_per|registers_per|inst_executed.sum|Warp Cycles Per Issued|dram__bytes'
       for sc in ${NCU_SCENARIOS:-A_d128_c0_s4k}; do
         for impl in ours fa3; do
           f="$OUT/ncucmp_${sc}_$impl.txt"
