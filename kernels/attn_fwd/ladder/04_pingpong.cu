@@ -21,14 +21,13 @@
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
-//   grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, SLOT_WALK, EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES,
-//   MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
+//   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST,
+//   CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS, SLOT_WALK, EMPTY_SOLO; MASK_PEEL,
+//   PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
 //   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
-//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS, PAIR_TAIL 4 (77-85; a9a36be), NARROW_TOP
-//   (90; 6d98db8).
+//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -95,8 +94,12 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
-#endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
+#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3,4}  pairs from the counter, head-major, then the last heads
+#endif                      // LPT: 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73,
+                            // 76), 4 + group-1 d256 relaunched pairs (run 85: -2..-5 %, 4x DRAM in run 89; run 95)
+#ifndef PAIR_TAIL_ROUNDS
+#define PAIR_TAIL_ROUNDS 4  // @knob PAIR_TAIL_ROUNDS 4 {1,2,4}  rounds of tiles (x SMs) in PAIR_TAIL's LPT tail: fewer
+#endif                      // heads' K/V in flight there (d256 group 1: 4 rounds are 8-13 heads, 72 MB; run 95)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
 #ifndef SLOT_WALK
 #define SLOT_WALK 0         // @knob SLOT_WALK 0 {0,1}  the static walk's consumers take each tile from its Q slot, as
@@ -1834,9 +1837,11 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
     // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
     // PAIR_TAIL 3 (run 76): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
-    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
+    // PAIR_TAIL 4 (runs 85, 95): also the group-1 d256 pair grids relaunched per pair
+    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0) ||
+         (PAIR_TAIL >= 4 && C::D == 256 && p.pairs && p.pair_units == 0)) && p.pack == 1 &&
         (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
-        const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
+        const long long tail = ((long long)PAIR_TAIL_ROUNDS * sms + p.n_mblocks - 1) / p.n_mblocks;
         p.tail_heads = (int)(tail < units ? tail : units);
         p.pairs = p.pair_units = p.lpt_units = 0;
         p.lpt_walk = 2;
