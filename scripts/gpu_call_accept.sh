@@ -3,7 +3,7 @@
 # the card and VERSION), then edge through `workbench check`: the call every new default of 04_pingpong gets.
 #   VERSION=v25 NOTE="v25: what changed (run N: its A/B)" bash scripts/gpu_call_accept.sh   (from a gpu_call_*.sh)
 #   FIXTURE=tests/fixtures/NAME.csv: also that suite's correctness (no timing), the new rule's odd cases
-#   KERNEL_PATH: another source than the rung (a knob's default flipped); EDGE=0 skips edge
+#   KERNEL_PATH: another source than the rung
 # Logs under $OUT; $OUT/h200-fa3-race.tgz is the campaign folder to unpack over data/campaigns/.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -19,11 +19,9 @@ echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
 timeout -k 10 200 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
   --json "$OUT/${card}_ladder_04_pingpong_full_dt4_${VERSION}_$day.json" > "$OUT/${VERSION}_full3.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_full3.log" | grep -v "workbench-result" | tail -10
-if [ "${EDGE:-1}" != 0 ]; then   # EDGE=0: the call checked edge already (e.g. the knob's A/B)
-  echo "#### edge $(date -u +%T)"
-  timeout -k 10 150 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/${VERSION}_edge.log" 2>&1
-  echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
-fi
+echo "#### edge $(date -u +%T)"
+timeout -k 10 150 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/${VERSION}_edge.log" 2>&1
+echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
 if [ -n "${FIXTURE:-}" ]; then
   echo "#### $FIXTURE: correctness beyond full and edge $(date -u +%T)"
   OUT="$OUT/fixture" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
