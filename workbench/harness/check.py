@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
-from workbench.harness import flags, problems, proc_tree, rep_count, sandbox, worker_events
+from workbench.harness import flags, problems, proc_tree, rep_count, rest, sandbox, worker_events
 from workbench.harness.build import build_kernel, default_cache_dir
 from workbench.harness.build_pair import concurrently
 from workbench.harness.progress_cache import ProgressCache, rows_line, summary_line
@@ -337,6 +337,7 @@ def check(request: CheckRequest, progress: Optional[Progress] = None, device: Op
     try:                      # the proof's switches, read by the worker: a bad value fails here, before any work
         profile_samples_from_env(os.environ)
         rep_count.rules_from_env(os.environ)
+        rest.rest_from_env(os.environ, 0.0)
     except ValueError as err:
         raise SuiteError(str(err)) from None
     result = SuiteResult(kernel_path=request.kernel_path, kernel_sha="", suite=request.suite, status="error",

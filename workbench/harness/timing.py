@@ -38,7 +38,7 @@ from typing import Callable, Optional
 
 import torch
 
-from workbench.harness import rep_count
+from workbench.harness import rep_count, rest
 from workbench.harness.graph_capture import CaptureFailed, CudaGraph, capture_cuda, failed_rc, one_line, upload
 from workbench.harness.result import Stats
 from workbench.harness.timing_proof import PATTERN_REPS, pattern_samples, profiled_sample
@@ -69,6 +69,8 @@ class TimingConfig:
     prime_below_us: float = 1000.0     # prime (time(prime=True)) only calls that read shorter than this
     profile_samples: int = 0           # replays also profiled (torch.profiler) after the samples: the proof only
     rules: str = rep_count.COST_SIZED  # how many calls: cost-sized (issue 24) or the fixed rules before it (A/B)
+    rest_s: float = 0.0                # idle this long before the samples of a call of rest_above_us or more
+    rest_above_us: float = 2000.0      # (rest.py: every implementation's samples start from a rested GPU)
 
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
@@ -340,6 +342,7 @@ class Timer:
                 again(i)
             before(i)
 
+        self.last["rested_s"] = rest.rest(rest.rest_before_samples_s(call_us, cfg), self._sync)
         clock_before = self.clock_mhz()
         self.last["outer_us"] = []
         self.last["primed"] = 0

@@ -29,7 +29,8 @@ from workbench.harness.timing import TIMING_VERSION
 
 def cache_env(gpu: str, versions: dict) -> str:
     """The part of every key that says where and how a figure was measured (GPU, software, timing method)."""
-    return f"{gpu}|torch {versions.get('torch')}|cuda {versions.get('cuda_runtime')}|timing {TIMING_VERSION}"
+    timing = versions.get("timing") or TIMING_VERSION      # with the rest, when there is one (rest.timing_label)
+    return f"{gpu}|torch {versions.get('torch')}|cuda {versions.get('cuda_runtime')}|timing {timing}"
 
 
 def original_impl(sha: str) -> str:

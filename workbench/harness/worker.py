@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from workbench.harness import anchor_plans, own_kernels, proc_tree, rep_count, resume_rows
+from workbench.harness import anchor_plans, own_kernels, proc_tree, rep_count, rest, resume_rows
 from workbench.harness.baseline_role import BaselineRole
 from workbench.harness.problem import Problem
 from workbench.harness.result import FAILED, PASSED, UNSUPPORTED, CheckRequest, ScenarioResult, Stats
@@ -314,7 +314,9 @@ def main() -> int:
         anchors = {n: (loaded[n], anchor_versions[n]) for n in loaded}
     elif request.anchors:
         missing = {n: "anchors need a CUDA GPU" for n in request.anchors}
+    problem.timing.rest_s = rest.rest_from_env(os.environ, problem.timing.rest_s)   # check() validated it
     gpu, versions = environment(device, anchor_versions)
+    versions["timing"] = rest.timing_label(versions["timing"], problem.timing)
     cache = TimingCache(Path(request.cache_dir) if request.cache_dir else None, gpu, versions)
     cache.on_stage = lambda: emit("cached")     # staged: the parent merges it now (staged_cache.py)
     problem.timing.profile_samples = profile_samples_from_env(os.environ)   # check() validated it already

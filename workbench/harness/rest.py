@@ -1,0 +1,61 @@
+"""A rest before a long call's timed samples, so that every implementation's samples start from a rested GPU.
+
+Why: under its power limit a Hopper GPU's SM clock on a long call depends on the seconds of work before it. In one
+scenario the worker verifies and times the candidate, then the original, then each anchor, so each is timed after
+different work. On `full`'s 16k-32k rows that made the same kernel read 0.83-1.06x FA3 from run to run on an H100,
+its SM clock 1441 against FA3's 1659 MHz where it read 0.83 (docs/kernel_ladder.md, runs 83 and 88).
+
+With `rest_s` > 0 (problem.toml [timing], or WORKBENCH_TIMING_REST=SECONDS for an A/B) the timer idles the GPU
+that long before the first timed sample of any call of `rest_above_us` or more, the same for every implementation.
+Short calls never rest: their samples are a few ms in all and their clock does not fall. A figure taken after a
+rest is another measurement: `timing_label` puts the rest into the timing-method part of every cache key, so
+figures with and without it never mix.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Optional
+
+REST_ENV = "WORKBENCH_TIMING_REST"
+MAX_REST_S = 10.0        # a rest longer than this would spend more time than the rows it steadies
+
+
+def rest_from_env(environ, default_s: float) -> float:
+    """The rest REST_ENV asks for (default_s when unset); a clear one-line error for anything else."""
+    raw = (environ.get(REST_ENV) or "").strip()
+    if not raw:
+        return default_s
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (0.0 <= seconds <= MAX_REST_S):
+        raise ValueError(f"{REST_ENV}={raw!r}: not a rest in seconds; give 0 (no rest) up to {MAX_REST_S:g}, "
+                         f"or unset it for problem.toml's [timing] rest_s")
+    return seconds
+
+
+def rest_before_samples_s(call_us: Optional[float], cfg) -> float:
+    """Seconds to idle before the timed samples of a call that takes call_us (0: none)."""
+    seconds = float(getattr(cfg, "rest_s", 0.0) or 0.0)
+    if seconds <= 0 or call_us is None or not math.isfinite(call_us):
+        return 0.0
+    return seconds if call_us >= float(getattr(cfg, "rest_above_us", math.inf)) else 0.0
+
+
+def rest(seconds: float, drain: Callable[[], None], sleep: Callable[[float], None] = time.sleep) -> float:
+    """Let queued GPU work finish (drain), then idle `seconds`; returns the seconds rested."""
+    if seconds <= 0:
+        return 0.0
+    drain()
+    sleep(seconds)
+    return seconds
+
+
+def timing_label(version: str, cfg) -> str:
+    """The timing method's name in cache keys and records: the version, plus the rest when there is one."""
+    seconds = float(getattr(cfg, "rest_s", 0.0) or 0.0)
+    if seconds <= 0:
+        return version
+    return f"{version}+rest{seconds:g}s@{float(cfg.rest_above_us):g}us"
