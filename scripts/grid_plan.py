@@ -1,5 +1,6 @@
-"""Which grid and walk rung 04's launch rules give each shape, without a GPU: the real plan_grid (and pack_gqa,
-choose_splits, has_keyless_tiles, three_consumers_pay) cut out of the .cu with its knob defaults and compiled with g++.
+"""Which grid and walk rung 04's launch rules give each shape, without a GPU: the real dispatch_cfg (which Cfg a call
+runs), Cfg and plan_grid (and pack_gqa, choose_splits, has_keyless_tiles, three_consumers_pay) cut out of the .cu
+with its knob defaults and compiled with g++: nothing of the rung's choice is copied here by hand.
 
     python3 scripts/grid_plan.py --suite kernels/attn_fwd/suites/full.csv --only _c1 [-D PAIR_TAIL=0 ...]
         [--json docs/data/h100_ladder_04_pingpong_full_dt4_v24_2026-12-06.json]
@@ -30,11 +31,9 @@ using std::min;
 #define __forceinline__ inline
 struct __nv_bfloat16 { unsigned short bits; };
 """
-# A stand-in for Cfg: only what the rules read. d256's O staged in V as the rung's Cfg<256, 80, 2> has it; d64's
-# three-consumer tile has 192 query rows. sm_count() is the 132 SMs of the H100 and H200 (three_consumers_pay asks).
-CFG = """
-template <int D_, int BN_, bool O_IN_V_, int BM_ = 128>
-struct TestCfg { static constexpr int D = D_, BN = BN_, BM = BM_; static constexpr bool O_IN_V = O_IN_V_; };
+# The rung's Cfg, its aliases and dispatch_cfg are cut out of the .cu as they are; sm_count() is the 132 SMs of the
+# H100 and H200 (three_consumers_pay asks).
+SMS = """
 inline int sm_count() { return 132; }
 """
 # stdin per case: "D batch heads_q heads_kv seqlen_q seqlen_k causal"; the Params set up as launch<C> does before
@@ -67,25 +66,15 @@ void plan_case(int batch, int hq, int hkv, int sq, int sk, int causal) {
     printf("%d %d %d %d %d %lld %lld\\n", p.pairs, p.pair_units, p.lpt_units, p.lpt_walk, tail, launched,
            ctas * splits);
 }
+struct PlanVisit {          // grid_plan's visitor: plan the case with the configuration the rung picks
+    int b, hq, hkv, sq, sk, c;
+    template <class C> int run() const { plan_case<C>(b, hq, hkv, sq, sk, c); return 0; }
+};
 int main() {
     int d, b, hq, hkv, sq, sk, c;
     while (scanf("%d %d %d %d %d %d %d", &d, &b, &hq, &hkv, &sq, &sk, &c) == 7) {
-        // the rung's dispatch (attn_fwd)
         const Call a{nullptr, nullptr, nullptr, nullptr, nullptr, b, hq, hkv, sq, sk, c, 1.f};
-        if (d == 256) plan_case<TestCfg<256, D256_BN, true>>(b, hq, hkv, sq, sk, c);
-        else if (d == 64) {
-            if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<64, 80, false>>(b, hq, hkv, sq, sk, c);
-            else if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a)))
-                plan_case<TestCfg<64, D64_WG3_BN, false, 192>>(b, hq, hkv, sq, sk, c);
-            else if (c) plan_case<TestCfg<64, D64_BN_CAUSAL, false>>(b, hq, hkv, sq, sk, c);
-            else plan_case<TestCfg<64, D64_BN, false>>(b, hq, hkv, sq, sk, c);
-        }
-        else if (SHORT_KEYS && sk <= 80) plan_case<TestCfg<128, 80, false>>(b, hq, hkv, sq, sk, c);
-        else if (D128_BN_SHORT && !c && sk <= D128_BN_SWITCH && pads_less(sk, D128_BN_SHORT, D128_BN_CAUSAL))
-            plan_case<TestCfg<128, (D128_BN_SHORT ? D128_BN_SHORT : 128), false>>(b, hq, hkv, sq, sk, c);
-        else if (c || sk <= D128_BN_SWITCH)
-            plan_case<TestCfg<128, 128, false>>(b, hq, hkv, sq, sk, c);
-        else plan_case<TestCfg<128, 176, false>>(b, hq, hkv, sq, sk, c);
+        dispatch_cfg(a, d, PlanVisit{b, hq, hkv, sq, sk, c});   // the rung's own dispatch
     }
     return 0;
 }
@@ -110,14 +99,21 @@ def knob_defaults(src: str) -> str:
     return "\n".join(line for line in section.splitlines() if line.startswith(("#ifndef", "#define", "#endif")))
 
 
+def aliases(src: str) -> str:
+    """The rung's `using CfgNN = Cfg<...>` lines (and the #if around a knob's), the names dispatch_cfg picks from."""
+    start = src.index("using Cfg64 = ")
+    return src[start:src.index("\n", src.index("using Cfg128s = "))]
+
+
 def rules_source() -> str:
     src = KERNEL.read_text()
     parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
              braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
              braced(src, "inline bool has_keyless_tiles("), braced(src, "inline bool pads_less("),
-             braced(src, "struct Call {", ";"), CFG, braced(src, "inline bool three_consumers_pay("),
+             braced(src, "struct Call {", ";"), SMS, braced(src, "inline bool three_consumers_pay("),
+             braced(src, "template <int D_, int BN_, int NWG_ = 2>\nstruct Cfg {", ";"), aliases(src),
              "template <class C>\n" + braced(src, "long long plan_grid("),
-             DRIVER]
+             "template <class Visit>\n" + braced(src, "int dispatch_cfg("), DRIVER]
     return "\n".join(parts)
 
 

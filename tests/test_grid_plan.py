@@ -1,7 +1,7 @@
-"""Rung 04's launch rules on the CPU: the real plan_grid (which grid and which walk a launch takes), pack_gqa,
-choose_splits, has_keyless_tiles and three_consumers_pay (d64's tile), cut out of the .cu with its knob defaults and
-compiled with g++. Each case is a shape class whose walk a GPU run chose (docs/kernel_ladder.md, the run in the
-comment); a changed rule that moves one of them fails here before any device time is spent."""
+"""Rung 04's launch rules on the CPU: the real dispatch_cfg (which Cfg), plan_grid (which grid and which walk a launch
+takes), pack_gqa, choose_splits, has_keyless_tiles and three_consumers_pay (d64's tile), cut out of the .cu with its
+knob defaults and compiled with g++. Each case is a shape class whose walk a GPU run chose (docs/kernel_ladder.md, the
+run in the comment); a changed rule that moves one of them fails here before any device time is spent."""
 import shutil
 import sys
 from pathlib import Path

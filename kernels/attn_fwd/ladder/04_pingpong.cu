@@ -19,7 +19,7 @@
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
-//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
+//   consumer (mask_block, softmax_block, epilogue, consume) | kernel | combine | host (plan_grid, dispatch_cfg).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST,
@@ -1996,6 +1996,36 @@ using Cfg256 = Cfg<256, D256_BN>;
 using Cfg64s = Cfg<64, 80>;     // at most 80 keys (cross-attention with 77): one block, little padding
 using Cfg128s = Cfg<128, 80>;
 
+// The configuration a call runs, by head_dim, key count, causality and (d64) the grid's waves: visit.run<C>() with
+// it. One home for the choice: attn_fwd launches through it, and scripts/grid_plan.py compiles it on the CPU.
+template <class Visit>
+int dispatch_cfg(const Call& a, int head_dim, const Visit& visit) {
+    switch (head_dim) {
+        case 64:
+            if (SHORT_KEYS && a.seqlen_k <= 80) return visit.template run<Cfg64s>();
+            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return visit.template run<Cfg64w3>();
+            return a.causal ? visit.template run<Cfg64c>() : visit.template run<Cfg64>();
+        case 128:
+            if (SHORT_KEYS && a.seqlen_k <= 80) return visit.template run<Cfg128s>();
+            // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
+            if (a.causal || a.seqlen_k <= D128_BN_SWITCH) {
+#if D128_BN_SHORT
+                if (!a.causal && pads_less(a.seqlen_k, D128_BN_SHORT, D128_BN_CAUSAL))
+                    return visit.template run<Cfg128m>();
+#endif
+                return visit.template run<Cfg128c>();
+            }
+            return visit.template run<Cfg128>();
+        default: return visit.template run<Cfg256>();
+    }
+}
+
+struct LaunchVisit {        // attn_fwd's visitor: launch the call with the configuration picked
+    const Call& a;
+    cudaStream_t stream;
+    template <class C> int run() const { return launch<C>(a, stream); }
+};
+
 }  // namespace
 
 extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
@@ -2015,23 +2045,7 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         return cudaGetLastError();
     }
     const Call a{q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal ? 1 : 0, softmax_scale};
-    switch (head_dim) {
-        case 64:
-            if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
-            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return launch<Cfg64w3>(a, stream);
-            return a.causal ? launch<Cfg64c>(a, stream) : launch<Cfg64>(a, stream);
-        case 128:
-            if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
-            // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if (a.causal || seqlen_k <= D128_BN_SWITCH) {
-#if D128_BN_SHORT
-                if (!a.causal && pads_less(seqlen_k, D128_BN_SHORT, D128_BN_CAUSAL)) return launch<Cfg128m>(a, stream);
-#endif
-                return launch<Cfg128c>(a, stream);
-            }
-            return launch<Cfg128>(a, stream);
-        default: return launch<Cfg256>(a, stream);
-    }
+    return dispatch_cfg(a, head_dim, LaunchVisit{a, stream});
 }
 
 #if WATCHDOG
