@@ -16,6 +16,7 @@ case "$gpu" in
   *) echo "not an H200: run 94 instead"; OUT="$OUT" exec bash scripts/gpu_call_s25b.sh ;;
 esac
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
-VERSION=v26 NOTE="v26 on the H200: PAIRS_MIN_TILES 768 (run 84; on an H100 1.0439 in run 88)" OUT="$OUT" \
+NOTE="v26 on the H200: PAIRS_MIN_TILES 768 (run 84; on an H100 1.0439 in run 88); host: dispatch_cfg, SASS identical"
+VERSION=v26 NOTE="$NOTE" OUT="$OUT" \
   bash scripts/gpu_call_accept.sh
 echo "#### done $(date -u +%T)"
