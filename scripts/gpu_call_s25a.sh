@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# Session 25, call 1 (`kind: nvidia-h200`). On an H200 (the card issue 23's bar names; none has come since session 19):
-# v26's campaign evaluation, the acceptance command as written and edge (scripts/gpu_call_accept.sh, ~5 min); the
-# known-bad corpus is the next call on the same machine (`bash scripts/gpu_run.sh wrong`). On an H100 (v26 is recorded
-# there, run 88) it runs run 94's measurement instead (scripts/gpu_call_s25b.sh), so the start is not spent.
-# Prediction on an H200: 182/182 and edge 30/30; x FA3 within 1 % of v21's 1.046 there (run 47) plus runs 48-84's
-# H100-measured gains (~+0.3 %), i.e. 1.04-1.05; every category >= 0.97, none < 0.85 (the H200's clock held 1.76-1.98
-# GHz on the long rows in sessions 12-19).
-# Run as: CALL=scripts/gpu_call_s25a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3); then unpack
-# $OUT/h200-fa3-race.tgz over data/campaigns/ and answer a served question before the next edit.
+# Session 25, call 1 (`kind: nvidia-h200`), rewritten after eight failed starts left ~15 min of device time.
+# On an H200 (the card issue 23's bar names; none since session 19): the bar's own checks only, within the call's
+# 10 minutes: the acceptance command as written (its JSON h200_ladder_04_pingpong_full_dt4_v26_<date>.json), edge,
+# then the known-bad corpus (`gpu_run.sh wrong`) in the time left. v26 is in the campaign already (run 88, an H100).
+# On an H100: run 96 (the rest A/B, scripts/gpu_call_s25f.sh) then run 94 (q011's DRAM bytes, s25b) if time is left.
+# Prediction on an H200: 182/182 and edge 30/30; x FA3 1.04-1.05 (v21's 1.046 there, run 47, plus runs 48-84's
+# H100-measured gains); every category >= 0.97; none < 0.85 unless a 32k row's clock falls (run 96's question).
+# Run as: CALL=scripts/gpu_call_s25a.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; start=$(date +%s)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
+left() { echo $(( 570 - ($(date +%s) - start) )); }
 case "$gpu" in
   *H200*) ;;
-  *) echo "not an H200: run 94 instead"; OUT="$OUT" exec bash scripts/gpu_call_s25b.sh ;;
+  *) echo "not an H200: runs 96 and 94"
+     OUT="$OUT" bash scripts/gpu_call_s25f.sh
+     if [ "$(left)" -gt 200 ]; then OUT="$OUT" bash scripts/gpu_call_s25b.sh; fi
+     exit 0 ;;
 esac
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
-NOTE="v26 on the H200: PAIRS_MIN_TILES 768 (run 84; on an H100 1.0439 in run 88); host: dispatch_cfg, SASS identical"
-VERSION=v26 NOTE="$NOTE" OUT="$OUT" \
-  bash scripts/gpu_call_accept.sh
+K=kernels/attn_fwd/ladder/04_pingpong.cu; day=$(date -u +%F)
+echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
+timeout -k 10 240 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
+  --json "$OUT/h200_ladder_04_pingpong_full_dt4_v26_$day.json" > "$OUT/v26_full3.log" 2>&1
+echo "rc $?"; grep -vE "^\[" "$OUT/v26_full3.log" | grep -v "workbench-result" | tail -10
+echo "#### edge $(date -u +%T)"
+timeout -k 10 120 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/v26_edge.log" 2>&1
+echo "rc $?"; grep -vE "^\[" "$OUT/v26_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
+echo "#### the known-bad corpus in $(left) s $(date -u +%T)"
+WB_CACHE_RESTORED=1 WRONG_TIMEOUT=$(left) bash scripts/gpu_run.sh wrong
 echo "#### done $(date -u +%T)"
