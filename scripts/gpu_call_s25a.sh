@@ -10,11 +10,11 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; start=$(date +%s)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
-left() { echo $(( 570 - ($(date +%s) - start) )); }
+left() { echo $(( ${CALL_BUDGET_S:-570} - ($(date +%s) - start) )); }   # CALL_BUDGET_S: the device time left
 case "$gpu" in
   *H200*) ;;
   *) echo "not an H200: runs 96 and 94"
-     OUT="$OUT" bash scripts/gpu_call_s25f.sh
+     DEADLINE=$(( start + ${CALL_BUDGET_S:-570} )) OUT="$OUT" bash scripts/gpu_call_s25f.sh
      if [ "$(left)" -gt 200 ]; then OUT="$OUT" bash scripts/gpu_call_s25b.sh; fi
      exit 0 ;;
 esac
@@ -28,5 +28,5 @@ echo "#### edge $(date -u +%T)"
 timeout -k 10 120 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/v26_edge.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/v26_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
 echo "#### the known-bad corpus in $(left) s $(date -u +%T)"
-WB_CACHE_RESTORED=1 WRONG_TIMEOUT=$(left) bash scripts/gpu_run.sh wrong
+if [ "$(left)" -ge 150 ]; then WB_CACHE_RESTORED=1 WRONG_TIMEOUT=$(left) bash scripts/gpu_run.sh wrong; fi
 echo "#### done $(date -u +%T)"

@@ -6,7 +6,8 @@
 # cache (nothing reused). Prediction: with the rest the rung's two timings in a row and the two runs agree within
 # ~2 % per row (without: up to 15 %), the clocks of all three within ~3 %; the geomean x FA3 moves by under 3 %.
 # Rule: the rest becomes problem.toml's default (rest_s 1.5) only if it halves the between-run spread.
-# Run as: CALL=scripts/gpu_call_s25f.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
+# Run as: CALL=scripts/gpu_call_s25f.sh bash scripts/gpu_run.sh call   (carry .whl/fa3; DEADLINE=epoch s: skip a
+# check that would start under 90 s before it)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/rest96"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
@@ -14,6 +15,7 @@ K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/rest96/env.txt"
 for i in 1 2; do
   for r in 0 1.5; do
+    if [ -n "${DEADLINE:-}" ] && [ $(( DEADLINE - $(date +%s) )) -lt 90 ]; then echo "no time for rest $r run $i"; continue; fi
     echo "#### rest $r, run $i $(date -u +%T)"
     cache=/tmp/rest96_${r}_$i; mkdir -p $cache    # timings fresh each time; the build made once (the first run's)
     [ -d /tmp/rest96_0_1/build ] && [ ! -d $cache/build ] && cp -a /tmp/rest96_0_1/build $cache/
