@@ -15,7 +15,9 @@ K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/rest96/env.txt"
 for i in 1 2; do
   for r in 0 1.5; do
-    if [ -n "${DEADLINE:-}" ] && [ $(( DEADLINE - $(date +%s) )) -lt 90 ]; then echo "no time for rest $r run $i"; continue; fi
+    if [ -n "${DEADLINE:-}" ] && [ $(( DEADLINE - $(date +%s) )) -lt 90 ]; then
+      echo "no time for rest $r, run $i"; continue
+    fi
     echo "#### rest $r, run $i $(date -u +%T)"
     cache=/tmp/rest96_${r}_$i; mkdir -p $cache    # timings fresh each time; the build made once (the first run's)
     [ -d /tmp/rest96_0_1/build ] && [ ! -d $cache/build ] && cp -a /tmp/rest96_0_1/build $cache/
