@@ -3,7 +3,9 @@ import time
 
 import pytest
 
-from workbench.harness import cpu_device, rest
+from workbench.harness import cpu_device, rest, worker
+from workbench.harness.problem import Problem
+from workbench.harness.scenarios import load_suite
 from workbench.harness.timing import TIMING_VERSION, Timer, TimingConfig
 from workbench.harness.timing_cache import cache_env
 
@@ -18,13 +20,34 @@ def test_the_rest_comes_from_the_environment_or_the_problem_and_bad_values_are_o
         assert rest.REST_ENV in str(err.value) and "\n" not in str(err.value)
 
 
-def test_only_calls_at_or_over_the_threshold_rest():
-    cfg = TimingConfig(rest_s=0.5, rest_above_us=2000.0)
-    assert rest.rest_before_samples_s(2000.0, cfg) == 0.5
-    assert rest.rest_before_samples_s(1999.0, cfg) == 0.0
-    assert rest.rest_before_samples_s(None, cfg) == 0.0
-    assert rest.rest_before_samples_s(float("nan"), cfg) == 0.0
-    assert rest.rest_before_samples_s(1e6, TimingConfig()) == 0.0       # off by default
+def test_only_rows_whose_floor_reaches_the_threshold_rest():
+    cfg = TimingConfig(rest_s=0.5, rest_above_floor_us=2000.0)
+    assert rest.rest_for_row_s(2000.0, cfg) == 0.5
+    assert rest.rest_for_row_s(1999.0, cfg) == 0.0
+    assert rest.rest_for_row_s(None, cfg) == 0.0
+    assert rest.rest_for_row_s(float("nan"), cfg) == 0.0
+    assert rest.rest_for_row_s(1e6, TimingConfig()) == 0.0       # off by default
+
+
+def test_the_worker_sets_each_rows_rest_from_the_problems_floor_before_anything_of_the_row_is_timed():
+    problem = Problem.load()
+    problem.timing = TimingConfig(rest_s=0.5, rest_above_floor_us=2000.0)
+    full = {s.name: s for s in load_suite("full", problem=problem.definition)}
+    long_row, short_row = full["B_h64x8_d128_c1_s32k"], full["C_s100_d128_c1"]
+    assert problem.floor_us(long_row) > 20000 and problem.floor_us(short_row) < 20
+
+    class Runner:                 # what scenario_result reads of a ScenarioRun
+        def __init__(self):
+            self.problem, self.timer, self.seen = problem, Timer("cpu", problem.timing), []
+
+        def run(self, s, candidate, baseline):
+            self.seen.append((s.name, self.timer.rest_s))
+            return s.name
+
+    runner = Runner()
+    for s in (long_row, short_row):
+        assert worker.scenario_result(runner, s, candidate=object(), baseline=None) == s.name
+    assert runner.seen == [("B_h64x8_d128_c1_s32k", 0.5), ("C_s100_d128_c1", 0.0)]
 
 
 def test_a_rest_drains_the_queue_before_it_idles():
@@ -36,16 +59,16 @@ def test_a_rest_drains_the_queue_before_it_idles():
 
 
 def test_figures_with_a_rest_never_share_a_cache_key_with_figures_without():
-    off, on = TimingConfig(), TimingConfig(rest_s=0.5, rest_above_us=2000.0)
+    off, on = TimingConfig(), TimingConfig(rest_s=0.5, rest_above_floor_us=2000.0)
     assert rest.timing_label(TIMING_VERSION, off) == TIMING_VERSION
     label = rest.timing_label(TIMING_VERSION, on)
-    assert label.startswith(TIMING_VERSION) and "rest0.5s" in label and "2000us" in label
+    assert label.startswith(TIMING_VERSION) and "rest0.5s" in label and "floor2000us" in label
     base = {"torch": "2", "cuda_runtime": "13"}
     assert cache_env("H200", base) == cache_env("H200", {**base, "timing": TIMING_VERSION})
     assert cache_env("H200", {**base, "timing": label}) != cache_env("H200", base)
 
 
-def test_the_timer_rests_once_before_a_long_calls_samples_and_never_for_a_short_one():
+def test_the_timer_rests_once_before_the_samples_of_a_resting_row_and_never_otherwise():
     moments = []      # (replayed?, when it began) of every call the timer makes
 
     def launch(i):
@@ -58,13 +81,13 @@ def test_the_timer_rests_once_before_a_long_calls_samples_and_never_for_a_short_
         assert all(replayed for replayed, _ in moments[first:])
         return moments[first][1] - moments[first - 1][1]
 
-    cfg = dict(min_reps=2, max_reps=3, target_rel_stderr=0.0, time_cap_s=10, warmup=0, call_samples=1,
-               input_sets=1, rest_s=0.2)
-    timer = Timer("cpu", TimingConfig(**cfg, rest_above_us=2000.0))
+    timer = Timer("cpu", TimingConfig(min_reps=2, max_reps=3, target_rel_stderr=0.0, time_cap_s=10, warmup=0,
+                                      call_samples=1, input_sets=1))
+    timer.rest_s = 0.2
     stats = timer.time(launch)
     assert timer.last["rested_s"] == 0.2 and gap_before_first_sample(stats.n) >= 0.2
 
     moments.clear()
-    short = Timer("cpu", TimingConfig(**cfg, rest_above_us=1e6))
-    stats = short.time(launch)
-    assert short.last["rested_s"] == 0.0 and gap_before_first_sample(stats.n) < 0.2
+    timer.rest_s = 0.0
+    stats = timer.time(launch)
+    assert timer.last["rested_s"] == 0.0 and gap_before_first_sample(stats.n) < 0.2

@@ -315,7 +315,7 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
             row.flags.append("clock_apart")
         shape = problems.scenario_from_dict(row.scenario)
         min_us = shape.min_bytes() / hbm * 1e6
-        row.floor_us = max(min_us, shape.flops() / (ceiling * 1e12) * 1e6)
+        row.floor_us = problem.floor_us(shape)
         if row.stats.median_us < min_us:
             row.flags.append("below_memory_floor")
     for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy", "not_graph_capturable", "clock_apart"):

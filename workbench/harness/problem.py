@@ -29,6 +29,12 @@ class Problem:
                    timing=TimingConfig.from_problem(data.get("timing", {})),
                    ceilings=data.get("ceilings", {}), flags=data.get("flags", {}), definition=definition)
 
+    def floor_us(self, shape) -> float:
+        """The shape's physical floor: its FLOPs at the bf16 ceiling or its bytes at the HBM rate, the longer."""
+        ceiling = float(self.ceilings.get("bf16_tflops", 790.0)) * 1e12
+        hbm = float(self.ceilings.get("hbm_tb_s", 4.3)) * 1e12
+        return max(shape.min_bytes() / hbm, shape.flops() / ceiling) * 1e6
+
     @property
     def judge(self):
         return self.definition.judge

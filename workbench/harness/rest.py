@@ -6,10 +6,12 @@ different work. On `full`'s 16k-32k rows that made the same kernel read 0.83-1.0
 its SM clock 1441 against FA3's 1659 MHz where it read 0.83 (docs/kernel_ladder.md, runs 83 and 88).
 
 With `rest_s` > 0 (problem.toml [timing], or WORKBENCH_TIMING_REST=SECONDS for an A/B) the timer idles the GPU
-that long before the first timed sample of any call of `rest_above_us` or more, the same for every implementation.
-Short calls never rest: their samples are a few ms in all and their clock does not fall. A figure taken after a
-rest is another measurement: `timing_label` puts the rest into the timing-method part of every cache key, so
-figures with and without it never mix.
+that long before the timed samples of every implementation timed on a *long row*: a shape whose physical floor
+(Problem.floor_us: its FLOPs at the bf16 ceiling or bytes at the HBM rate) is `rest_above_floor_us` or more. The row,
+not each call, decides, so the candidate, the original and every anchor of a row rest alike, and the original's
+long calls on short rows (it is slow everywhere) cost nothing. Run 96 (H100, 2026-12-07): with 1.5 s on ten such
+rows the mean run-to-run move of a row's x FA3 fell from 5.2 % to 1.3 %. A figure taken after a rest is another
+measurement: `timing_label` puts the rest into the timing-method part of every cache key.
 """
 from __future__ import annotations
 
@@ -36,12 +38,12 @@ def rest_from_env(environ, default_s: float) -> float:
     return seconds
 
 
-def rest_before_samples_s(call_us: Optional[float], cfg) -> float:
-    """Seconds to idle before the timed samples of a call that takes call_us (0: none)."""
+def rest_for_row_s(floor_us: Optional[float], cfg) -> float:
+    """Seconds to idle before each implementation's samples on a row whose physical floor is floor_us (0: none)."""
     seconds = float(getattr(cfg, "rest_s", 0.0) or 0.0)
-    if seconds <= 0 or call_us is None or not math.isfinite(call_us):
+    if seconds <= 0 or floor_us is None or not math.isfinite(floor_us):
         return 0.0
-    return seconds if call_us >= float(getattr(cfg, "rest_above_us", math.inf)) else 0.0
+    return seconds if floor_us >= float(getattr(cfg, "rest_above_floor_us", math.inf)) else 0.0
 
 
 def rest(seconds: float, drain: Callable[[], None], sleep: Callable[[float], None] = time.sleep) -> float:
@@ -58,4 +60,4 @@ def timing_label(version: str, cfg) -> str:
     seconds = float(getattr(cfg, "rest_s", 0.0) or 0.0)
     if seconds <= 0:
         return version
-    return f"{version}+rest{seconds:g}s@{float(cfg.rest_above_us):g}us"
+    return f"{version}+rest{seconds:g}s@floor{float(cfg.rest_above_floor_us):g}us"

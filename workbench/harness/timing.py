@@ -69,8 +69,8 @@ class TimingConfig:
     prime_below_us: float = 1000.0     # prime (time(prime=True)) only calls that read shorter than this
     profile_samples: int = 0           # replays also profiled (torch.profiler) after the samples: the proof only
     rules: str = rep_count.COST_SIZED  # how many calls: cost-sized (issue 24) or the fixed rules before it (A/B)
-    rest_s: float = 0.0                # idle this long before the samples of a call of rest_above_us or more
-    rest_above_us: float = 2000.0      # (rest.py: every implementation's samples start from a rested GPU)
+    rest_s: float = 0.0                # idle this long before each implementation's samples on a row whose
+    rest_above_floor_us: float = 2000.0  # physical floor is this or more (rest.py; the worker sets Timer.rest_s)
 
     @classmethod
     def from_problem(cls, section: dict) -> "TimingConfig":
@@ -97,6 +97,7 @@ class Timer:
         self.cycles_per_us: Optional[float] = None    # torch.cuda._sleep calibration, on first use
         self.tare_us: Optional[float] = None          # the in-graph event pair around nothing, on first use
         self.last: dict = {}                          # diagnostics of the last time() (the GPU test prints them)
+        self.rest_s = 0.0                             # the current row's rest before samples (rest.rest_for_row_s)
 
     # ---- device primitives ---------------------------------------------------------------------------
     def _flush_l2(self) -> None:
@@ -342,7 +343,7 @@ class Timer:
                 again(i)
             before(i)
 
-        self.last["rested_s"] = rest.rest(rest.rest_before_samples_s(call_us, cfg), self._sync)
+        self.last["rested_s"] = rest.rest(self.rest_s, self._sync)
         clock_before = self.clock_mhz()
         self.last["outer_us"] = []
         self.last["primed"] = 0

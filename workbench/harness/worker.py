@@ -293,6 +293,7 @@ class ScenarioRun:
 
 
 def scenario_result(runner: ScenarioRun, s: Scenario, candidate, baseline) -> ScenarioResult:
+    runner.timer.rest_s = rest.rest_for_row_s(runner.problem.floor_us(s), runner.problem.timing)
     if candidate is None:
         return warm_scenario(runner, s, baseline)
     return runner.run(s, candidate, baseline)
