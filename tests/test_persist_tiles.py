@@ -172,12 +172,7 @@ def test_producer_and_consumers_take_their_tiles_from_the_same_walk():
     assert persist_loops == ["cta_walk(p, n_tiles, [&](const Tile& t, int k) {"] * 2, persist_loops
     # kWalk 2 (the atomic counter): only the producer fetches; the consumers take each tile from its Q slot
     assert kernel.count("walk_fetch()") == 2 and "ld_shared_s32(bar.tile_slot(buf))" in kernel
-    # SLOT_WALK: the static walk's producer publishes each tile (and the end) in the Q slot its consumers read
-    slot_producer = re.search(r"if constexpr \(kWalk == 1 && SLOT_WALK\) \{\n(.*?)\n\s*\} else", kernel, re.S)
-    assert slot_producer and "cta_walk_ids(p, n_tiles" in slot_producer.group(1), slot_producer
-    assert "publish_walk_end<C>(bar, k);" in slot_producer.group(1)
-    assert kernel.count("publish_walk_end<C>(bar, k);") == 2
-    assert "if constexpr (kWalk == 2 || (kWalk == 1 && SLOT_WALK)) {" in kernel
+    assert kernel.count("publish_walk_end<C>(bar, k);") == 1 and "if constexpr (kWalk == 2) {" in kernel
 
 
 NO_DYN = ["-DDYN_CHUNKS=0", "-DDYN_LONG=0", "-DPAIR_TAIL=0"]   # without the counter's walk: no kWalk 2 instantiation
@@ -186,7 +181,6 @@ NO_DYN = ["-DDYN_CHUNKS=0", "-DDYN_LONG=0", "-DPAIR_TAIL=0"]   # without the cou
 @needs_nvcc
 @pytest.mark.parametrize("defines", [["-DCAUSAL_PERSIST=32", *NO_DYN], ["-DCAUSAL_PERSIST=32", "-DTIMELINE=1", *NO_DYN],
                                      ["-DCAUSAL_PERSIST=32", "-DCAUSAL_LPT_WALK=1", *NO_DYN],
-                                     ["-DCAUSAL_PERSIST=32", "-DSLOT_WALK=1", *NO_DYN],
                                      ["-DCAUSAL_PERSIST=32", "-DDYN_CHUNKS=1"]])
 def test_causal_persist_build_spills_nothing(tmp_path, defines):
     """Before cta_walk fixed its trip count every instantiation spilled 48-108 bytes (stores) in the producer. Each

@@ -23,11 +23,12 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST,
-//   CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS, SLOT_WALK, EMPTY_SOLO; MASK_PEEL,
+//   CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL,
 //   PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
 //   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
-//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8).
+//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8),
+//   SLOT_WALK (92; 019a4e1).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -101,9 +102,6 @@
 #define PAIR_TAIL_ROUNDS 4  // @knob PAIR_TAIL_ROUNDS 4 {1,2,4}  rounds of tiles (x SMs) in PAIR_TAIL's LPT tail: fewer
 #endif                      // heads' K/V in flight there (d256 group 1: 4 rounds are 8-13 heads, 72 MB; run 95)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
-#ifndef SLOT_WALK
-#define SLOT_WALK 0         // @knob SLOT_WALK 0 {0,1}  the static walk's consumers take each tile from its Q slot, as
-#endif                      // the counter's do (run 86: d256's walk loop kept its block index in vector registers)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -727,9 +725,8 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
     if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
 }
-// cta_walk_ids hands the body each tile's index (SLOT_WALK's producer publishes it), cta_walk the tile itself
 template <class Body>
-__device__ __forceinline__ void cta_walk_ids(const Params& p, int n_tiles, Body&& body) {
+__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
     const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
     int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
     if (CAUSAL_LPT_WALK && p.lpt_walk) {   // full rounds, then the partial one: its first r slots (even) or last r
@@ -738,12 +735,8 @@ __device__ __forceinline__ void cta_walk_ids(const Params& p, int n_tiles, Body&
     }
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
-        if (tile >= 0) body(tile, k++);
+        if (tile >= 0) body(tile_of(p, tile), k++);
     }
-}
-template <class Body>
-__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
-    cta_walk_ids(p, n_tiles, [&](int tile, int k) { body(tile_of(p, tile), k); });
 }
 #endif
 
@@ -1427,7 +1420,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
-// The end of a walk whose consumers read each tile from its Q slot (kWalk 2, SLOT_WALK): -1 in the next Q buffer's
+// The end of a walk whose consumers read each tile from its Q slot (kWalk 2): -1 in the next Q buffer's
 // slot, once its last tile's consumers have let it go (an arrive before that would complete a phase they still wait
 // for). k: the tiles produced.
 template <class C>
@@ -1440,11 +1433,9 @@ __device__ __forceinline__ void publish_walk_end(const Bars& bar, int k) {
     for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
 }
 
-// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk (with SLOT_WALK the
-// consumers read them from the Q slot, as kWalk 2's do); 2 (DYN_CHUNKS): through the walk counter. Each its own
-// instantiation, so
-// every other grid runs the default build's code (run 27: in one function with the plain loop it cost the
-// non-causal shapes 1.4 % and the small ones up to 4 %)
+// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (DYN_CHUNKS):
+// through the walk counter. Each its own instantiation, so every other grid runs the default build's code (run 27:
+// in one function with the plain loop it cost the non-causal shapes 1.4 % and the small ones up to 4 %)
 template <class C, int kWalk = 0>
 __global__ void __launch_bounds__(C::THREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -1499,15 +1490,6 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                 }
                 publish_walk_end<C>(bar, k);
                 walk_finish();
-            } else if constexpr (kWalk == 1 && SLOT_WALK) {
-                int k = 0;
-                cta_walk_ids(p, n_tiles, [&](int tile, int) {
-                    const Tile t = tile_of(p, tile);
-                    const int2 range = key_blocks<C>(p, t.m_block, t.split);
-                    produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k++, sQ, sK, sV, bar, tile);
-                    it += max(0, range.y - range.x);
-                });
-                publish_walk_end<C>(bar, k);
             } else if constexpr (kWalk == 1) {
                 cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                     const int2 range = key_blocks<C>(p, t.m_block, t.split);
@@ -1531,7 +1513,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
 #if CAUSAL_PERSIST
-        if constexpr (kWalk == 2 || (kWalk == 1 && SLOT_WALK)) {
+        if constexpr (kWalk == 2) {
             for (int k = 0;; ++k) {
                 const int buf = k % C::Q_BUFS;
                 mbar_wait(bar.q_full(buf, wq), (k / C::Q_BUFS) & 1);
