@@ -6,7 +6,7 @@
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead, and (one Q
 //   buffer) frees Q after the last S GEMM and stages O in the V ring;
-// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
+// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128/112 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
 //   pairs of query blocks for >= 768 tiles (persistent ones from the counter, head-major); split keys only for
@@ -14,8 +14,7 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); on H100s (fa3,cudnn,fa2) v23 1.046, v24 1.041, v25 1.044, v26 (PAIRS_MIN_TILES 768)
-// 1.040 (runs 70, 74, 83, 88; the machines' spread ~0.5 %; v26 in the campaign 1.0439, eval def67c0fd38a).
+// (run 47); v26 1.040 on an H100 (run 88; campaign 1.0439); v27 = D128_BN_SHORT 112 (run 93: +2-8 % on its 3 shapes).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
@@ -59,8 +58,8 @@
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
 #ifndef D128_BN_SHORT
-#define D128_BN_SHORT 0     // @knob D128_BN_SHORT 0 {0,112}  non-causal d128 under the switch: blocks of this many keys
-#endif                      // where they pad >= 5 % less than 128 (333 keys: 336, FA3 352, 128s 384; run 91)
+#define D128_BN_SHORT 112   // @knob D128_BN_SHORT 112 {0,112}  non-causal d128 under the switch: blocks of this many
+#endif                      // keys where they pad >= 5 % less than 128 (333 keys: 336, FA3 352, 128s 384; run 93)
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
