@@ -3,18 +3,22 @@
 # the card and VERSION), then edge through `workbench check`: the call every new default of 04_pingpong gets.
 #   VERSION=v25 NOTE="v25: what changed (run N: its A/B)" bash scripts/gpu_call_accept.sh   (from a gpu_call_*.sh)
 #   FIXTURE=tests/fixtures/NAME.csv: also that suite's correctness (no timing), the new rule's odd cases
-#   KERNEL_PATH: another source than the rung
+#   KERNEL_PATH: another source than the rung; CAMPAIGN=0: the acceptance and edge only (a version the campaign
+#   holds already, measured on another card)
 # Logs under $OUT; $OUT/h200-fa3-race.tgz is the campaign folder to unpack over data/campaigns/.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-: "${VERSION:?set VERSION, e.g. v25}" "${NOTE:?set NOTE, the one-line campaign message}"
+: "${VERSION:?set VERSION, e.g. v25}"
+[ "${CAMPAIGN:-1}" = 0 ] || : "${NOTE:?set NOTE, the one-line campaign message}"
 K=${KERNEL_PATH:-kernels/attn_fwd/ladder/04_pingpong.cu}; day=$(date -u +%F)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 card=$(case "$gpu" in *H200*) echo h200;; *H100*) echo h100;; *) echo gpu;; esac)
-echo "#### $VERSION through the campaign on full $(date -u +%T)"
-timeout -k 10 280 bash scripts/gpu_campaign_check.sh $K "$NOTE" > "$OUT/campaign.log" 2>&1
-echo "rc $?"; grep -vE "^\[" "$OUT/campaign.log" | grep -E "scenarios|geomean_vs_fa3|stop|question|q0|flags|eval" \
-  | head -12
+if [ "${CAMPAIGN:-1}" != 0 ]; then
+  echo "#### $VERSION through the campaign on full $(date -u +%T)"
+  timeout -k 10 280 bash scripts/gpu_campaign_check.sh $K "$NOTE" > "$OUT/campaign.log" 2>&1
+  echo "rc $?"; grep -vE "^\[" "$OUT/campaign.log" | grep -E "scenarios|geomean_vs_fa3|stop|question|q0|flags|eval" \
+    | head -12
+fi
 echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
 timeout -k 10 200 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
   --json "$OUT/${card}_ladder_04_pingpong_full_dt4_${VERSION}_$day.json" > "$OUT/${VERSION}_full3.log" 2>&1

@@ -19,14 +19,7 @@ case "$gpu" in
      exit 0 ;;
 esac
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
-K=kernels/attn_fwd/ladder/04_pingpong.cu; day=$(date -u +%F)
-echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
-timeout -k 10 240 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
-  --json "$OUT/h200_ladder_04_pingpong_full_dt4_v26_$day.json" > "$OUT/v26_full3.log" 2>&1
-echo "rc $?"; grep -vE "^\[" "$OUT/v26_full3.log" | grep -v "workbench-result" | tail -10
-echo "#### edge $(date -u +%T)"
-timeout -k 10 120 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/v26_edge.log" 2>&1
-echo "rc $?"; grep -vE "^\[" "$OUT/v26_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
+VERSION=v26 CAMPAIGN=0 OUT="$OUT" bash scripts/gpu_call_accept.sh   # v26 is in the campaign (run 88)
 echo "#### the known-bad corpus in $(left) s $(date -u +%T)"
 if [ "$(left)" -ge 150 ]; then WB_CACHE_RESTORED=1 WRONG_TIMEOUT=$(left) bash scripts/gpu_run.sh wrong; fi
 echo "#### done $(date -u +%T)"

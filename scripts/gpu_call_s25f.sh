@@ -9,24 +9,8 @@
 # Run as: CALL=scripts/gpu_call_s25f.sh bash scripts/gpu_run.sh call   (carry .whl/fa3; DEADLINE=epoch s: skip a
 # check that would start under 90 s before it)
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/rest96"
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
-K=kernels/attn_fwd/ladder/04_pingpong.cu
-nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/rest96/env.txt"
-for i in 1 2; do
-  for r in 0 1.5; do
-    if [ -n "${DEADLINE:-}" ] && [ $(( DEADLINE - $(date +%s) )) -lt 90 ]; then
-      echo "no time for rest $r, run $i"; continue
-    fi
-    echo "#### rest $r, run $i $(date -u +%T)"
-    cache=/tmp/rest96_${r}_$i; mkdir -p $cache    # timings fresh each time; the build made once (the first run's)
-    [ -d /tmp/rest96_0_1/build ] && [ ! -d $cache/build ] && cp -a /tmp/rest96_0_1/build $cache/
-    WORKBENCH_TIMING_REST=$r timeout -k 10 150 python3 -m workbench.cli check $K --baseline $K --anchors fa3 \
-      --suite tests/fixtures/long_rows.csv --cache-dir $cache --no-resume --traces '' \
-      --json "$OUT/rest96/rest${r}_$i.json" > "$OUT/rest96/rest${r}_$i.log" 2>&1
-    echo "rc $?"; grep -E "geomean_vs_fa3|scenarios" "$OUT/rest96/rest${r}_$i.log" | head -3
-    nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
-  done
-done
-python3 scripts/rest_ab.py "$OUT"/rest96/rest*.json | tee "$OUT/rest96/summary.txt"
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/env.txt"
+RESTS="0 1.5" TAG=rest96 OUT="$OUT" bash scripts/gpu_rest_ab.sh
 echo "#### done $(date -u +%T)"

@@ -1,4 +1,4 @@
-"""A rest before a long call's timed samples, so that every implementation's samples start from a rested GPU.
+"""A rest before each implementation's timed samples on a long row, so that all of them start from a rested GPU.
 
 Why: under its power limit a Hopper GPU's SM clock on a long call depends on the seconds of work before it. In one
 scenario the worker verifies and times the candidate, then the original, then each anchor, so each is timed after
@@ -40,10 +40,9 @@ def rest_from_env(environ, default_s: float) -> float:
 
 def rest_for_row_s(floor_us: Optional[float], cfg) -> float:
     """Seconds to idle before each implementation's samples on a row whose physical floor is floor_us (0: none)."""
-    seconds = float(getattr(cfg, "rest_s", 0.0) or 0.0)
-    if seconds <= 0 or floor_us is None or not math.isfinite(floor_us):
+    if cfg.rest_s <= 0 or floor_us is None or not math.isfinite(floor_us):
         return 0.0
-    return seconds if floor_us >= float(getattr(cfg, "rest_above_floor_us", math.inf)) else 0.0
+    return cfg.rest_s if floor_us >= cfg.rest_above_floor_us else 0.0
 
 
 def rest(seconds: float, drain: Callable[[], None], sleep: Callable[[float], None] = time.sleep) -> float:
@@ -57,7 +56,6 @@ def rest(seconds: float, drain: Callable[[], None], sleep: Callable[[float], Non
 
 def timing_label(version: str, cfg) -> str:
     """The timing method's name in cache keys and records: the version, plus the rest when there is one."""
-    seconds = float(getattr(cfg, "rest_s", 0.0) or 0.0)
-    if seconds <= 0:
+    if cfg.rest_s <= 0:
         return version
-    return f"{version}+rest{seconds:g}s@floor{float(cfg.rest_above_floor_us):g}us"
+    return f"{version}+rest{cfg.rest_s:g}s@floor{cfg.rest_above_floor_us:g}us"
