@@ -297,7 +297,6 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
     ceiling = float(problem.ceilings.get("bf16_tflops", 790.0))
     near = float(problem.flags.get("near_ceiling_fraction", 0.9))
     noisy = problem.timing.noisy_rel_spread
-    hbm = float(problem.ceilings.get("hbm_tb_s", 4.3)) * 1e12
     clock_apart = float(problem.flags.get("clock_apart_fraction", 0.10))
     over_anchor = float(problem.flags.get("near_ceiling_over_best_anchor", 0.0))
     for row in result.rows:
@@ -314,9 +313,8 @@ def apply_flags(result: SuiteResult, problem: Problem, previous_best: Optional[f
         if clocks_apart(row, clock_apart):
             row.flags.append("clock_apart")
         shape = problems.scenario_from_dict(row.scenario)
-        min_us = shape.min_bytes() / hbm * 1e6
         row.floor_us = problem.floor_us(shape)
-        if row.stats.median_us < min_us:
+        if row.stats.median_us < problem.memory_floor_us(shape):
             row.flags.append("below_memory_floor")
     for flag in ("above_ceiling", "near_ceiling", "below_memory_floor", "noisy", "not_graph_capturable", "clock_apart"):
         n = sum(flag in r.flags for r in result.rows)

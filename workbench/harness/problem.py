@@ -29,11 +29,14 @@ class Problem:
                    timing=TimingConfig.from_problem(data.get("timing", {})),
                    ceilings=data.get("ceilings", {}), flags=data.get("flags", {}), definition=definition)
 
+    def memory_floor_us(self, shape) -> float:
+        """The shape's bytes (inputs read once, output written once) at the HBM rate, in microseconds."""
+        return shape.min_bytes() / (float(self.ceilings.get("hbm_tb_s", 4.3)) * 1e12) * 1e6
+
     def floor_us(self, shape) -> float:
         """The shape's physical floor: its FLOPs at the bf16 ceiling or its bytes at the HBM rate, the longer."""
         ceiling = float(self.ceilings.get("bf16_tflops", 790.0)) * 1e12
-        hbm = float(self.ceilings.get("hbm_tb_s", 4.3)) * 1e12
-        return max(shape.min_bytes() / hbm, shape.flops() / ceiling) * 1e6
+        return max(self.memory_floor_us(shape), shape.flops() / ceiling * 1e6)
 
     @property
     def judge(self):
