@@ -4,7 +4,8 @@
 #   VERSION=v25 NOTE="v25: what changed (run N: its A/B)" bash scripts/gpu_call_accept.sh   (from a gpu_call_*.sh)
 #   FIXTURE=tests/fixtures/NAME.csv: also that suite's correctness (no timing), the new rule's odd cases
 #   KERNEL_PATH: another source than the rung; CAMPAIGN=0: the acceptance and edge only (a version the campaign
-#   holds already, measured on another card)
+#   holds already, measured on another card); ACCEPT=0: no acceptance command (the campaign's full with FA3 and edge
+#   only: a call squeezed by failed starts)
 # Logs under $OUT; $OUT/h200-fa3-race.tgz is the campaign folder to unpack over data/campaigns/.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -19,10 +20,12 @@ if [ "${CAMPAIGN:-1}" != 0 ]; then
   echo "rc $?"; grep -vE "^\[" "$OUT/campaign.log" | grep -E "scenarios|geomean_vs_fa3|stop|question|q0|flags|eval" \
     | head -12
 fi
-echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
-timeout -k 10 200 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
-  --json "$OUT/${card}_ladder_04_pingpong_full_dt4_${VERSION}_$day.json" > "$OUT/${VERSION}_full3.log" 2>&1
-echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_full3.log" | grep -v "workbench-result" | tail -10
+if [ "${ACCEPT:-1}" != 0 ]; then
+  echo "#### acceptance: full with fa3, cudnn, fa2 $(date -u +%T)"
+  timeout -k 10 200 python3 -m workbench.cli check $K --suite full --anchors fa3,cudnn,fa2 \
+    --json "$OUT/${card}_ladder_04_pingpong_full_dt4_${VERSION}_$day.json" > "$OUT/${VERSION}_full3.log" 2>&1
+  echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_full3.log" | grep -v "workbench-result" | tail -10
+fi
 echo "#### edge $(date -u +%T)"
 timeout -k 10 150 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/${VERSION}_edge.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
