@@ -2,7 +2,7 @@
 runs), Cfg and plan_grid (and pack_gqa, choose_splits, has_keyless_tiles, three_consumers_pay) cut out of the .cu
 with its knob defaults and compiled with g++: nothing of the rung's choice is copied here by hand.
 
-    python3 scripts/grid_plan.py --suite kernels/attn_fwd/suites/full.csv --only _c1 [-D PAIR_TAIL=0 ...]
+    python3 scripts/grid_plan.py --suite full --only _c1 [-D PAIR_TAIL=0 ...]
         [--json docs/data/h100_ladder_04_pingpong_full_dt4_v24_2026-12-06.json]
 
 Prints per shape the walk (pair_tail, counter, static_walk, persistent_pairs, pairs_per_cta, persistent,
@@ -152,9 +152,18 @@ def walk(row: tuple) -> str:
 
 
 
+SUITES = ROOT / "kernels/attn_fwd/suites"
+
+
+def suite_path(suite: str) -> Path:
+    """A suite name under the attention problem's suites/ (as `workbench check --suite` takes it) or a CSV path."""
+    path = Path(suite)
+    return path if path.suffix == ".csv" or path.exists() else SUITES / f"{suite}.csv"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--suite", default=str(ROOT / "kernels/attn_fwd/suites/full.csv"), help="a suite CSV")
+    ap.add_argument("--suite", default="full", help="a suite name of the attention problem (full, edge) or a CSV")
     ap.add_argument("--only", default="", help="comma-separated substrings of scenario names")
     ap.add_argument("-D", dest="defines", action="append", default=[], help="a knob, NAME=VALUE (repeatable)")
     ap.add_argument("--json", help="an evaluation's JSON (workbench check --json): its x FA3 per shape beside")
@@ -162,9 +171,10 @@ def main(argv=None) -> int:
     if shutil.which("g++") is None:
         print("grid_plan: needs g++ on PATH (the rules are compiled for the host)", file=sys.stderr)
         return 2
-    suite = Path(args.suite)
+    suite = suite_path(args.suite)
     if not suite.is_file():
-        print(f"grid_plan: no suite file {suite}", file=sys.stderr)
+        print(f"grid_plan: no suite {args.suite!r} (no file {suite}); name one of "
+              f"{', '.join(sorted(p.stem for p in SUITES.glob('*.csv')))} or pass a CSV path", file=sys.stderr)
         return 2
     bad = [d for d in args.defines if "=" not in d or not d.split("=")[0].isidentifier()]
     if bad:

@@ -73,3 +73,11 @@ def test_the_cli_prints_each_shapes_walk_and_refuses_bad_input(capsys):
         assert main(bad) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("grid_plan: "), err
+
+
+def test_a_suite_is_named_as_workbench_check_names_it(capsys):
+    assert main(["--suite", "full", "--only", "A_d256_c1_s2k"]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["A_d256_c1_s2k", "persistent_pairs"]
+    assert main(["--suite", "nope", "--only", "A_d256_c1_s2k"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no suite 'nope'" in err and "full" in err and "\n" not in err
