@@ -2,7 +2,8 @@
 # Session 26 (either card, ~3 min). A measurement before any edit for B d128 causal (0.96-0.99x FA3 on 24 shapes, the
 # weakest group of the weakest category). Run 94 ruled memory out: v26 reads the inputs once where FA3 reads
 # 1.66-1.81x, yet spends 2.4-3.0 % more cycles with the tensor pipe 1.6-2.0 points less busy. The group-1 twins
-# A_d128_c1_s2k/s8k run the same loop at ~1.00x FA3. The per-tile timeline (SM busy, gaps, tail; steady block cycles;
+# A_d128_c1_s2k/s8k run the same loop at 0.969/0.975x FA3 in run 88 (grid_plan --json: the premise "~1.00" was
+# H200 run 47's), so causal d128 from 2k keys trails FA3 by 2-4 % in both groups. The per-tile timeline (SM busy, gaps, tail; steady block cycles;
 # first S and epilogue phases) of B_h32x8_d128_c1_s2k and s8k beside A_d128_c1_s2k and s8k, then ncu's pipes and
 # issue stalls of B_h32x8_d128_c1_s2k beside FA3.
 # Prediction: the steady block within 2 % of A's (same loop, K/V in L2 either way); the difference in the walk: B's
