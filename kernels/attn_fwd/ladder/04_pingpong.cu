@@ -22,8 +22,8 @@
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST,
-//   CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL,
-//   PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
+//   CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL, INF_GUARD,
+//   STSM_EPILOGUE, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
 // Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
 //   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
 //   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8),
@@ -110,6 +110,12 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
+#ifndef INF_GUARD
+#define INF_GUARD 1         // @knob INF_GUARD 1 {0,1}  the softmax's "no visible key yet" test in every block (0: only
+#endif                      // in blocks that may be masked, FA3's Check_inf rule; run 98: 4 FSETP a warp and block)
+#ifndef STSM_EPILOGUE
+#define STSM_EPILOGUE 0     // @knob STSM_EPILOGUE 0 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
+#endif                      // instead of 32 st.shared.b32 (run 98)
 #ifndef RESCALE_UNDER_EXP
 #define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
 #endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
@@ -993,7 +999,7 @@ __device__ __forceinline__ float thread_row_max(const float (&sc)[C::BN / 2], co
 
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
 // max, alpha = exp2(old max - new max), and p = exp2(s * scale - max) in place of the scores.
-template <class C>
+template <class C, bool kGuard = true>
 __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)[2], float (&l)[2], float (&alpha)[2],
                                               float scale_log2) {
 #pragma unroll
@@ -1003,7 +1009,7 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         // pre-scaled running max: an unchanged max gives alpha == 1 exactly (see 02's header)
         const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
-        const float ms = (m_new == -INFINITY) ? 0.f : m_new;   // a row with no visible key yet: p = 0
+        const float ms = (kGuard && m_new == -INFINITY) ? 0.f : m_new;   // a row with no visible key yet: p = 0
         alpha[hf] = ex2(m[hf] - ms);
         m[hf] = m_new;
         float rs = 0.f;
@@ -1019,14 +1025,14 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
 
 // softmax_block in parts (RESCALE_UNDER_EXP): row hf's new max and alpha (returns the max the exponentials
 // subtract), then its exponentials and row sum
-template <class C>
+template <class C, bool kGuard = true>
 __device__ __forceinline__ float row_max(const float (&sc)[C::BN / 2], const int hf, float (&m)[2], float (&alpha)[2],
                                          float scale_log2) {
     float mx = thread_row_max<C>(sc, hf);
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
-    const float ms = (m_new == -INFINITY) ? 0.f : m_new;
+    const float ms = (kGuard && m_new == -INFINITY) ? 0.f : m_new;
     alpha[hf] = ex2(m[hf] - ms);
     m[hf] = m_new;
     return ms;
@@ -1102,6 +1108,26 @@ __device__ __forceinline__ void finalize_rows(const float (&m)[2], const float (
     }
 }
 
+// O normalised into the 128-byte-swizzled staging buffer (64-column panels of 64 rows) by stmatrix.x4: matrices
+// (row half 0, chunk j), (half 1, j), (half 0, j + 1), (half 1, j + 1); lanes 8i..8i+7 give matrix i's row
+// addresses. A thread's accumulator pair is exactly its stmatrix fragment, so no shuffle (FA3's staging).
+template <class C>
+__device__ __forceinline__ void stage_o_stmatrix(const float (&o)[C::D / 2], const float (&inv)[2], int warp, int lane,
+                                                 uint32_t sO) {
+    const int mat = lane >> 3, rr = 16 * warp + (lane & 7) + 8 * (mat & 1);
+#pragma unroll
+    for (int j = 0; j < C::D / 8; j += 2) {
+        const int jj = j + (mat >> 1);
+        const uint32_t addr = sO + (jj >> 3) * (64 * 128) + rr * 128 + (((jj & 7) ^ (rr & 7)) << 4);
+        const uint32_t r0 = pack_bf16(o[4 * j] * inv[0], o[4 * j + 1] * inv[0]);
+        const uint32_t r1 = pack_bf16(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]);
+        const uint32_t r2 = pack_bf16(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]);
+        const uint32_t r3 = pack_bf16(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]);
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                     ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+    }
+}
+
 // Normalise, write lse from registers, O through a staging buffer (the warpgroup's Q buffer, or O_IN_V's V
 // stage) and a TMA store (one split), or fp32 partial results for the combine kernel (several splits).
 template <class C>
@@ -1146,11 +1172,12 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // stage may still feed the other consumer's last PV until both are here
         if constexpr (C::O_IN_V) named_barrier_sync(kOStageBarrier, 128 * C::NWG);
         WD_POINT(4);
+        if constexpr (STSM_EPILOGUE) stage_o_stmatrix<C>(o, inv, warp, lane, sO);
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
 #pragma unroll
-            for (int j = 0; j < D / 8; ++j) {
+            for (int j = 0; j < D / 8 && !STSM_EPILOGUE; ++j) {
                 const uint32_t addr = sO + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4)
                                       + (lane & 3) * 4;
                 const uint32_t val = pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
@@ -1316,6 +1343,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         // one key block: S_i with PV_{i-1}; kMask: the block may need mask_block (its own loop under MASK_PEEL)
         auto block = [&](const int i, auto mask_tag) {
             constexpr bool kMask = decltype(mask_tag)::value;
+            // an unmasked block shows every key to every row of the warpgroup: each row's max is finite after it
+            constexpr bool kGuard = kMask || INF_GUARD;
             const int n = range.y - 1 - i;
             const int s = stage_of<C>(it + i), sv = stage_of<C>(it + i - 1);
             float sc[BN / 2];
@@ -1344,8 +1373,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 // after row 0's and rescales among row 1's exponentials, in their MUFU shadow. A never-taken
                 // branch after the wait ends the basic block, so ptxas cannot sink the wait below row 1 (a vote,
                 // so the branch stays warp-uniform: a per-thread one put the descriptors back in vector registers)
-                const float ms0 = row_max<C>(sc, 0, m, alpha, p.scale_log2);
-                const float ms1 = row_max<C>(sc, 1, m, alpha, p.scale_log2);
+                const float ms0 = row_max<C, kGuard>(sc, 0, m, alpha, p.scale_log2);
+                const float ms1 = row_max<C, kGuard>(sc, 1, m, alpha, p.scale_log2);
                 row_exp<C>(sc, 0, ms0, l, alpha, p.scale_log2);
                 wgmma_wait<0>();
                 fence_regs(o);
@@ -1356,7 +1385,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 pack_p<C>(sc, pa);
                 return;
             }
-            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
+            softmax_block<C, kGuard>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
