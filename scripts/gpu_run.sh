@@ -42,6 +42,7 @@
 #           (TL_ARGS adds options, e.g. --save-records); first tests/test_gpu_tile_timeline.py (the tool on a stub)
 #   ncu     Nsight Compute (clocks not locked) on NCU_KERNEL (default 04_pingpong) for NCU_SCENARIOS
 #   ncusrc  per-instruction warp-stall sampling (ncu SourceCounters) as SASS CSV, summarised by scripts/ncu_stalls.py
+#           and scripts/ncu_regions.py (executed instructions per loop and iteration)
 #   ncucmp  the same ncu counters (pipes, stall reasons per issue, issue slots) for NCU_KERNEL and FA3 per scenario
 #   gemmharness  scripts/gemm_stage.py, all through the harness: kernels/gemm_bf16 original and rungs `workbench
 #           check`ed on full with cuBLAS and Triton, every wrong/ kernel against expected.csv, an offline-agent
@@ -325,6 +326,7 @@ for stage in "$@"; do
         ncu -i "$r.ncu-rep" --page details --csv > "$r.details.csv" 2>> "$r.err" || true
         wc -l "$r.sass.csv" "$r.details.csv"; head -c 600 "$r.err"
         python3 scripts/ncu_stalls.py "$r.sass.csv" 2>&1 | head -40
+        python3 scripts/ncu_regions.py "$r.sass.csv" --top 10 2>&1 | cut -c1-220 | head -20   # executed per loop
       done
       # one archive (a call brings back 8 files): the CSVs and logs, and the reports while it stays under 15 MB
       ( cd "$OUT" && tar -czf ncusrc.tgz src_* && [ "$(stat -c %s ncusrc.tgz)" -lt 15000000 ] \
