@@ -21,9 +21,9 @@
 //   consumer (mask_block, softmax_block, epilogue, consume) | kernel | combine | host (plan_grid, dispatch_cfg).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
-//   FINALIZE_UNDER_PV; grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST,
-//   CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL, INF_GUARD,
-//   STSM_EPILOGUE, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
+//   FINALIZE_UNDER_PV, FAST_FINALIZE, INF_GUARD, STSM_EPILOGUE; grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES,
+//   CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL, PAIR_TAIL_ROUNDS,
+//   EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE, WATCHDOG.
 // Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
 //   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
 //   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8),
@@ -113,6 +113,9 @@
 #ifndef INF_GUARD
 #define INF_GUARD 1         // @knob INF_GUARD 1 {0,1}  the softmax's "no visible key yet" test in every block (0: only
 #endif                      // in blocks that may be masked, FA3's Check_inf rule; run 98: 4 FSETP a warp and block)
+#ifndef FAST_FINALIZE
+#define FAST_FINALIZE 0     // @knob FAST_FINALIZE 0 {0,1}  a row's 1/l and log(l) by rcp/lg2.approx (FA3's fast math)
+#endif                      // instead of IEEE 1/x and logf: ~80 instructions a thread and tile (run 98's SASS)
 #ifndef STSM_EPILOGUE
 #define STSM_EPILOGUE 0     // @knob STSM_EPILOGUE 0 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
 #endif                      // instead of 32 st.shared.b32 (run 98)
@@ -385,6 +388,16 @@ __device__ __forceinline__ uint64_t desc_mnmajor(uint32_t addr, uint32_t chunk_b
 __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float rcp_approx(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float lg2_approx(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
@@ -1103,8 +1116,13 @@ __device__ __forceinline__ void finalize_rows(const float (&m)[2], const float (
         float lt = l[hf];
         lt += __shfl_xor_sync(0xffffffffu, lt, 1);
         lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-        inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
-        lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
+        if constexpr (FAST_FINALIZE) {   // one MUFU each (FA3's fast-math build); lt >= 1 after the quad's sum
+            inv[hf] = lt > 0.f ? rcp_approx(lt) : 0.f;
+            lse_row[hf] = lt > 0.f ? (m[hf] + lg2_approx(lt)) * kLn2 : -INFINITY;
+        } else {
+            inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
+            lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
+        }
     }
 }
 
