@@ -22,6 +22,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from workbench.harness.paths import SUITES_DIR  # noqa: E402
+from workbench.harness.scenarios import resolve_suite_path  # noqa: E402
+
 KERNEL = ROOT / "kernels" / "attn_fwd" / "ladder" / "04_pingpong.cu"
 
 PRELUDE = """#include <algorithm>
@@ -152,15 +156,6 @@ def walk(row: tuple) -> str:
 
 
 
-SUITES = ROOT / "kernels/attn_fwd/suites"
-
-
-def suite_path(suite: str) -> Path:
-    """A suite name under the attention problem's suites/ (as `workbench check --suite` takes it) or a CSV path."""
-    path = Path(suite)
-    return path if path.suffix == ".csv" or path.exists() else SUITES / f"{suite}.csv"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--suite", default="full", help="a suite name of the attention problem (full, edge) or a CSV")
@@ -171,10 +166,10 @@ def main(argv=None) -> int:
     if shutil.which("g++") is None:
         print("grid_plan: needs g++ on PATH (the rules are compiled for the host)", file=sys.stderr)
         return 2
-    suite = suite_path(args.suite)
+    suite = resolve_suite_path(args.suite)   # a name, as `workbench check --suite` takes it, or a CSV path
     if not suite.is_file():
         print(f"grid_plan: no suite {args.suite!r} (no file {suite}); name one of "
-              f"{', '.join(sorted(p.stem for p in SUITES.glob('*.csv')))} or pass a CSV path", file=sys.stderr)
+              f"{', '.join(sorted(p.stem for p in SUITES_DIR.glob('*.csv')))} or pass a CSV path", file=sys.stderr)
         return 2
     bad = [d for d in args.defines if "=" not in d or not d.split("=")[0].isidentifier()]
     if bad:
