@@ -103,6 +103,12 @@ def knob_defaults(src: str) -> str:
     return "\n".join(line for line in section.splitlines() if line.startswith(("#ifndef", "#define", "#endif")))
 
 
+def fast_div_block(src: str) -> str:
+    """The FAST_DIVMOD block before Params (FastDiv, GridDivs and the GRID_DIV/GRID_MOD macros tile_of uses)."""
+    start = src.index("#if FAST_DIVMOD\n// n / d for")
+    return src[start:src.index("#endif\n", start) + len("#endif\n")]
+
+
 def aliases(src: str) -> str:
     """The rung's `using CfgNN = Cfg<...>` lines (and the #if around a knob's), the names dispatch_cfg picks from."""
     start = src.index("using Cfg64 = ")
@@ -111,7 +117,7 @@ def aliases(src: str) -> str:
 
 def rules_source() -> str:
     src = KERNEL.read_text()
-    parts = [PRELUDE, knob_defaults(src), braced(src, "struct Params {", ";"),
+    parts = [PRELUDE, knob_defaults(src), fast_div_block(src), braced(src, "struct Params {", ";"),
              braced(src, "bool pack_gqa("), braced(src, "int choose_splits("),
              braced(src, "inline bool has_keyless_tiles("), braced(src, "inline bool pads_less("),
              braced(src, "struct Call {", ";"), SMS, braced(src, "inline bool three_consumers_pay("),

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from grid_plan import braced  # noqa: E402  (the rung's own text cut at matching braces, one helper for both)
+from grid_plan import braced, fast_div_block  # noqa: E402  (the rung's own text cut at matching braces, one helper for both)
 
 KERNEL = ROOT / "kernels" / "attn_fwd" / "ladder" / "04_pingpong.cu"
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (host build of the tile walk)")
@@ -52,8 +52,8 @@ int main() {
 
 
 def tile_maths_source(src: str) -> str:
-    """Params, Tile and tile_of as the kernel has them."""
-    return "\n".join([braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
+    """Params, Tile and tile_of as the kernel has them (with FAST_DIVMOD's divisors and macros)."""
+    return "\n".join([fast_div_block(src), braced(src, "struct Params {", ";"), braced(src, "struct Tile {", ";"),
                       braced(src, "template <bool kPack = false>\n__device__ __forceinline__ Tile tile_of(")])
 
 

@@ -116,6 +116,9 @@
 #ifndef FAST_FINALIZE
 #define FAST_FINALIZE 0     // @knob FAST_FINALIZE 0 {0,1}  a row's 1/l and log(l) by rcp/lg2.approx (FA3's fast math)
 #endif                      // instead of IEEE 1/x and logf: ~80 instructions a thread and tile (run 98's SASS)
+#ifndef FAST_DIVMOD
+#define FAST_DIVMOD 0       // @knob FAST_DIVMOD 0 {0,1}  tile_of's divisions by grid constants as a multiply, shift
+#endif                      // (host-made multipliers, FA3's FastDivmod) instead of ~25-instruction int divisions
 #ifndef STSM_EPILOGUE
 #define STSM_EPILOGUE 0     // @knob STSM_EPILOGUE 0 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
 #endif                      // instead of 32 st.shared.b32 (run 98)
@@ -156,6 +159,36 @@ namespace {
 // Setup: parameters, configuration, PTX wrappers
 // ================================================================================================
 
+#if FAST_DIVMOD
+// n / d for 0 <= n < 2^31 and a divisor fixed for the launch: floor(n * mul / 2^shift) with shift = 31 + ceil(log2 d)
+// and mul = ceil(2^shift / d) < 2^32 (Granlund-Montgomery; exact because n * (mul * d - 2^shift) < n * d < 2^shift).
+// An int division by a run-time value is ~25 instructions with a MUFU.RCP; tile_of ran 4-8 of them per tile in
+// every consumer warp (8 in the d128 consumer's per-tile code, run 98's SASS), FA3's scheduler none.
+struct FastDiv {
+    unsigned mul;
+    int shift;
+};
+inline FastDiv make_fast_div(int d) {   // host; d >= 1
+    int l = 0;
+    while ((1ll << l) < d) ++l;
+    return {(unsigned)(((1ull << (31 + l)) + (unsigned)d - 1) / (unsigned)d), 31 + l};
+}
+__device__ __forceinline__ int fast_div(int n, FastDiv f) {
+    return (int)(((unsigned long long)(unsigned)n * f.mul) >> f.shift);
+}
+// tile_of's divisors: the query blocks, splits, the grid's heads (query heads; KV heads when packed), the GQA group,
+// PAIR_TAIL's tail heads, the pairs' long and short halves (n - n/2, n/2), one LPT chunk's tiles (units * n), its
+// units and the last chunk's units
+struct GridDivs {
+    FastDiv mblocks, splits, heads_q, heads_kv, group, tail, pair_long, pair_short, lpt_tiles, lpt_units, lpt_last;
+};
+#define GRID_DIV(n, d, fd) fast_div((n), (fd))
+#define GRID_MOD(n, d, fd) ((n) - fast_div((n), (fd)) * (d))
+#else
+#define GRID_DIV(n, d, fd) ((n) / (d))
+#define GRID_MOD(n, d, fd) ((n) % (d))
+#endif
+
 struct Params {
     float* lse;
     float* o_part;    // [splits, B*Hq, Sq, D] fp32 normalised partial outputs (split path only)
@@ -178,6 +211,9 @@ struct Params {
                       // spilled the d256 PACK_BY_TMA consumer)
 #if PAIR_TAIL
     int tail_heads;   // PAIR_TAIL: > 0 makes the order pair tiles of the other heads, then these heads' tiles in LPT
+#endif
+#if FAST_DIVMOD
+    GridDivs divs;    // tile_of's divisors, made by grid_divs() once the grid is planned
 #endif
 };
 
@@ -677,12 +713,12 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // heads' tiles longest first: the counter hands them out, so the pairs' end of grid is balanced
         const int n = p.n_mblocks, lead = (p.n_splits * p.batch * heads - p.tail_heads) * n;
         if (id < lead) {
-            const int w = id % n;
+            const int w = GRID_MOD(id, n, p.divs.mblocks);
             t.m_block = (w & 1) ? w >> 1 : n - 1 - (w >> 1);
-            rest = id / n;
+            rest = GRID_DIV(id, n, p.divs.mblocks);
         } else {
-            t.m_block = n - 1 - (id - lead) / p.tail_heads;
-            rest = lead / n + (id - lead) % p.tail_heads;
+            t.m_block = n - 1 - GRID_DIV(id - lead, p.tail_heads, p.divs.tail);
+            rest = GRID_DIV(lead, n, p.divs.mblocks) + GRID_MOD(id - lead, p.tail_heads, p.divs.tail);
         }
     } else
 #endif
@@ -692,12 +728,12 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // tile's Q and first K load while the first one finishes (the start-up cost is paid once per pair).
         const int P = p.n_mblocks - p.n_mblocks / 2, G = P * p.n_splits * p.batch * heads;
         if (id < G) {
-            t.m_block = p.n_mblocks - 1 - id % P;
-            rest = id / P;
+            t.m_block = p.n_mblocks - 1 - GRID_MOD(id, P, p.divs.pair_long);
+            rest = GRID_DIV(id, P, p.divs.pair_long);
         } else {
             const int P2 = p.n_mblocks / 2;
-            t.m_block = (id - G) % P2;
-            rest = (id - G) / P2;
+            t.m_block = GRID_MOD(id - G, P2, p.divs.pair_short);
+            rest = GRID_DIV(id - G, P2, p.divs.pair_short);
         }
     } else if (p.lpt_units) {
         // longest-processing-time-first: the hardware hands out the long blocks of a chunk's heads first and the
@@ -705,19 +741,26 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // C_s1000_d64_c1, 1.94 waves, SMs active 65 % of the time). A chunk is one grid (CAUSAL_ORDER 1, K/V
         // in L2), or the heads whose K/V fit in L2 together (CAUSAL_ORDER 2, FA3's L2-aware LPT order).
         const int units = p.n_splits * p.batch * heads, c = p.lpt_units, n = p.n_mblocks;
-        const int chunk = id / (c * n), r = id - chunk * c * n, size = min(c, units - chunk * c);
-        t.m_block = n - 1 - r / size;
-        rest = chunk * c + r % size;
+        const int chunk = GRID_DIV(id, c * n, p.divs.lpt_tiles);
+        const int r = id - chunk * c * n, size = min(c, units - chunk * c);
+#if FAST_DIVMOD
+        const FastDiv fsize = size == c ? p.divs.lpt_units : p.divs.lpt_last;   // only the last chunk is short
+#endif
+        t.m_block = n - 1 - GRID_DIV(r, size, fsize);
+        rest = chunk * c + GRID_MOD(r, size, fsize);
     } else {
-        t.m_block = id % p.n_mblocks;
+        t.m_block = GRID_MOD(id, p.n_mblocks, p.divs.mblocks);
         if (p.causal) t.m_block = p.n_mblocks - 1 - t.m_block;
-        rest = id / p.n_mblocks;
+        rest = GRID_DIV(id, p.n_mblocks, p.divs.mblocks);
     }
-    t.split = rest % p.n_splits;
-    t.bh = rest / p.n_splits;
-    t.b = t.bh / heads;
-    t.h = t.bh % heads;               // packed: the KV head
-    t.hk = kPack ? t.h : t.h / p.group;
+#if FAST_DIVMOD
+    const FastDiv fheads = kPack ? p.divs.heads_kv : p.divs.heads_q;
+#endif
+    t.split = GRID_MOD(rest, p.n_splits, p.divs.splits);
+    t.bh = GRID_DIV(rest, p.n_splits, p.divs.splits);
+    t.b = GRID_DIV(t.bh, heads, fheads);
+    t.h = GRID_MOD(t.bh, heads, fheads);               // packed: the KV head
+    t.hk = kPack ? t.h : GRID_DIV(t.h, p.group, p.divs.group);
     return t;
 }
 
@@ -737,8 +780,8 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
         if (!(j & 1)) return u;
         // the short partner of the same head, so each pair is n + 1 blocks also for odd n (tile_of's halves
         // differ by one block per head then: P = n - n/2 long, P2 = n/2 short); the middle block has none (-1)
-        const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = u % P;
-        return r < P2 ? p.pair_units + (u / P) * P2 + r : -1;
+        const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = GRID_MOD(u, P, p.divs.pair_long);
+        return r < P2 ? p.pair_units + GRID_DIV(u, P, p.divs.pair_long) * P2 + r : -1;
     }
     if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
@@ -1879,6 +1922,31 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     return ctas_launched;
 }
 
+#if FAST_DIVMOD
+// tile_of's divisors for the planned grid (a divisor a walk does not use is 1)
+inline GridDivs grid_divs(const Params& p, int heads_grid) {
+    const int n = p.n_mblocks > 0 ? p.n_mblocks : 1, units = p.n_splits * p.batch * heads_grid;
+    const int c = p.lpt_units > 0 ? p.lpt_units : 1, last = units - (units - 1) / c * c;
+    GridDivs d;
+    d.mblocks = make_fast_div(n);
+    d.splits = make_fast_div(p.n_splits);
+    d.heads_q = make_fast_div(p.heads_q);
+    d.heads_kv = make_fast_div(p.heads_kv);
+    d.group = make_fast_div(p.group);
+#if PAIR_TAIL
+    d.tail = make_fast_div(p.tail_heads > 0 ? p.tail_heads : 1);
+#else
+    d.tail = make_fast_div(1);
+#endif
+    d.pair_long = make_fast_div(n - n / 2);
+    d.pair_short = make_fast_div(n / 2 > 0 ? n / 2 : 1);
+    d.lpt_tiles = make_fast_div(c * n);
+    d.lpt_units = make_fast_div(c);
+    d.lpt_last = make_fast_div(last > 0 ? last : 1);
+    return d;
+}
+#endif
+
 template <class C>
 int launch(const Call& a, cudaStream_t stream) {
     static int sms = 0;
@@ -1959,6 +2027,9 @@ int launch(const Call& a, cudaStream_t stream) {
         pack_tma = true;
     }
     const long long ctas_launched = plan_grid<C>(p, a, sms, splits, grid, heads_grid);
+#if FAST_DIVMOD
+    p.divs = grid_divs(p, heads_grid);
+#endif
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
