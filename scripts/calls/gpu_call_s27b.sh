@@ -9,7 +9,7 @@
 # (a range test, a slow-path call) and logf (~25 instructions): the d128 tile path 1498 -> 1411 static.
 # `FAST_DIVMOD=1` (session 27): tile_of's divisions by grid constants (query blocks, splits, heads, group, tail heads,
 # pair halves, LPT chunks) as a 32x32->64 multiply and a shift with host-made multipliers (FA3's FastDivmod): I2F.RP
-# (one per int division) 938 -> 134 in the whole build, the d128 causal kWalk 1 kernel 4480 -> 3784 static
+# (one per int division) 938 -> 36 in the whole build (query_pos's packed rows too), the d128 causal kWalk 1 kernel 4480 -> 3784 static
 # instructions, its per-tile code 1667 -> 1395; kWalk 2 (B s2k's walk) keeps no division.
 # Correctness first for the three together (edge, gqa_short, the 112-key fixture: rows that see no key, every head_dim's
 # staging, packed GQA, lse), then v27, each knob, all three and a v27 copy interleaved on A and B_h32x8_d128 (48).

@@ -179,9 +179,10 @@ __device__ __forceinline__ int fast_div(int n, FastDiv f) {
 }
 // tile_of's divisors: the query blocks, splits, the grid's heads (query heads; KV heads when packed), the GQA group,
 // PAIR_TAIL's tail heads, the pairs' long and short halves (n - n/2, n/2), one LPT chunk's tiles (units * n), its
-// units and the last chunk's units
+// units and the last chunk's units; and query_pos's pack (packed rows whose group does not divide 64)
 struct GridDivs {
     FastDiv mblocks, splits, heads_q, heads_kv, group, tail, pair_long, pair_short, lpt_tiles, lpt_units, lpt_last;
+    FastDiv pack;
 };
 #define GRID_DIV(n, d, fd) fast_div((n), (fd))
 #define GRID_MOD(n, d, fd) ((n) - fast_div((n), (fd)) * (d))
@@ -837,7 +838,7 @@ __device__ __forceinline__ int pack_log2(const Params& p) { return __ffs(p.pack)
 // The query position of tile row r (packed rows: r / pack).
 template <class C>
 __device__ __forceinline__ int query_pos(const Params& p, int r) {
-    return !C::PACK ? r : C::PACK_BY_TMA ? r >> pack_log2(p) : r / p.pack;
+    return !C::PACK ? r : C::PACK_BY_TMA ? r >> pack_log2(p) : GRID_DIV(r, p.pack, p.divs.pack);
 }
 
 // Packed tile row g as (query position, query head): g = position * pack + head in the tile's KV head's group.
@@ -1944,6 +1945,7 @@ inline GridDivs grid_divs(const Params& p, int heads_grid) {
     d.lpt_tiles = make_fast_div(c * n);
     d.lpt_units = make_fast_div(c);
     d.lpt_last = make_fast_div(last > 0 ? last : 1);
+    d.pack = make_fast_div(p.pack > 0 ? p.pack : 1);
     return d;
 }
 #endif
