@@ -5,6 +5,9 @@
     python3 scripts/ab_ratio.py OUT/ladder_bench.json --moved 1  # also every shape a variant moved by > 1 %
     python3 scripts/ab_ratio.py OUT/ladder_bench.json --copies "04_pingpong[PAIR_TAIL=3]" --shapes A_x,B_y
         # also each variant against the faster of the baseline and its copies, shape by shape, on these shapes
+    python3 scripts/ab_ratio.py OUT/ladder_bench.json --copies C --verdict 0.5,3 --winners winners.txt
+        # the knob rule: a one-knob variant is adopted when its geomean against the faster reference gains >= 0.5 %,
+        # no shape is below -3 % and none failed; the adopted NAME=VALUE lines go to winners.txt (none: empty)
 
 A ratio is baseline time / variant time (above 1: the variant is faster), geomean over the shapes both timed
 and passed; a shape either failed is listed, never averaged. With --copies (builds identical to the baseline) a
@@ -83,6 +86,49 @@ def report(doc: dict, worst: int = 0, moved_pct: float = 0.0, copies: tuple = ()
     return "\n".join(lines)
 
 
+def knob_of(label: str) -> tuple[str, str] | None:
+    """(NAME, VALUE) of a one-knob variant label `kernel[NAME=VALUE]`; None for any other label."""
+    if not label.endswith("]") or "[" not in label:
+        return None
+    inner = label[label.index("[") + 1:-1]
+    if "," in inner or inner.count("=") != 1:
+        return None
+    name, value = inner.split("=")
+    return name, value
+
+
+def verdicts(rows: list[dict], copies: tuple, gain_pct: float, floor_pct: float) -> tuple[list[str], list[str]]:
+    """The knob rule over every one-knob variant: (report lines, adopted NAME=VALUE). A multi-knob variant is judged
+    too; when two or more knobs pass, a measured variant holding exactly them must pass as well, else only the best
+    single knob is adopted (two gains need not add up)."""
+    labels = _labels(rows)
+    base, lines, passed = labels[0], [], {}
+    for other in labels[1:]:
+        if other in copies:
+            continue
+        logs = best_reference_ratios(rows, [base, *copies], other)
+        failed = [r["name"] for r in rows if not _ok(r["impl"].get(other))]
+        if not logs:
+            lines.append(f"verdict {other}: no shape timed: reject")
+            continue
+        geo, worst = math.exp(sum(logs) / len(logs)), math.exp(min(logs))
+        ok = not failed and geo >= 1 + gain_pct / 100 and worst >= 1 - floor_pct / 100
+        lines.append(f"verdict {other}: x{geo:.4f} against the faster reference, worst shape x{worst:.3f}"
+                     f"{', failed ' + ', '.join(failed) if failed else ''}: {'adopt' if ok else 'reject'}")
+        if ok:
+            passed[other] = geo
+    singles = {label: knob_of(label) for label in passed if knob_of(label)}
+    if len(singles) >= 2:
+        wanted = {f"{n}={v}" for n, v in singles.values()}
+        joint = [lb for lb in labels if "[" in lb and set(lb[lb.index("[") + 1:-1].split(",")) == wanted]
+        if not (joint and joint[0] in passed):
+            best = max(singles, key=passed.get)
+            lines.append(f"verdict: {len(singles)} knobs pass alone but no passing variant holds them together: "
+                         f"only {best}")
+            singles = {best: singles[best]}
+    return lines, [f"{n}={v}" for n, v in singles.values()]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", help="ladder_bench.json of one run")
@@ -92,7 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--copies", default="", metavar="LABELS",
                     help="comma list of kernel labels that are copies of the baseline (the first kernel)")
     ap.add_argument("--shapes", default="", metavar="NAMES", help="comma list: compare on these scenarios only")
+    ap.add_argument("--verdict", default="", metavar="GAIN,FLOOR",
+                    help="the knob rule in %%: adopt a one-knob variant at >= GAIN geomean against the faster "
+                         "reference with no shape below -FLOOR and none failed")
+    ap.add_argument("--winners", default="", metavar="FILE", help="with --verdict: write adopted NAME=VALUE lines")
     args = ap.parse_args(argv)
+    try:
+        rule = tuple(float(x) for x in args.verdict.split(",")) if args.verdict else ()
+        assert not rule or len(rule) == 2
+    except (ValueError, AssertionError):
+        print(f"ab_ratio: --verdict {args.verdict!r} is not GAIN,FLOOR in percent (e.g. 0.5,3)", file=sys.stderr)
+        return 2
+    if args.winners and not rule:
+        print("ab_ratio: --winners needs --verdict GAIN,FLOOR (the rule that picks them)", file=sys.stderr)
+        return 2
     try:
         with open(args.json, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -113,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ab_ratio: --shapes {', '.join(missing)} not in this run; name scenarios it timed", file=sys.stderr)
         return 2
     print(report({"results": rows}, args.worst, args.moved, copies, shapes))
+    if rule:
+        lines, adopted = verdicts([r for r in rows if not shapes or r["name"] in shapes], copies, *rule)
+        print("\n".join(lines))
+        if args.winners:
+            with open(args.winners, "w", encoding="utf-8") as fh:
+                fh.write("".join(f"{w}\n" for w in adopted))
     return 0
 
 

@@ -65,3 +65,48 @@ def test_copies_read_each_variant_against_the_faster_reference_per_shape(tmp_pat
         run = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_ratio.py"), str(path), *bad],
                              capture_output=True, text=True)
         assert run.returncode == 2 and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1, bad
+
+
+def _knob_rows(times: dict[str, list[float]], fail: str = "") -> list[dict]:
+    """Shapes s0..sN with each label's ms; `fail` marks that label failed on the last shape."""
+    n = len(next(iter(times.values())))
+    rows = []
+    for i in range(n):
+        impl = {label: {"status": "ok", "ms": ms[i]} for label, ms in times.items()}
+        if fail and i == n - 1:
+            impl[fail]["status"] = "FAIL mismatch"
+        rows.append({"name": f"s{i}", "head_dim": 128, "causal": 1, "impl": impl})
+    return rows
+
+
+def test_verdict_adopts_a_knob_only_past_the_gain_with_no_shape_under_the_floor():
+    times = {"k": [1.0, 1.0, 1.0], "k[A=1]": [0.98, 0.99, 0.99], "k[B=0]": [0.95, 0.95, 1.05],
+             "k[C=1]": [0.999, 1.0, 0.998], "k[A=2]": [0.98, 0.98, 0.98], "k[A=1,B=0]": [0.97, 0.98, 0.99],
+             "k[X=1]": [1.0, 1.0, 1.0]}
+    lines, adopted = ab_ratio.verdicts(_knob_rows(times), ("k[X=1]",), 0.5, 3)
+    text = "\n".join(lines)
+    assert "verdict k[A=1]" in text and "verdict k[X=1]" not in text   # copies are references, not candidates
+    assert "k[B=0]: x" in text and text.split("k[B=0]: ")[1].split("\n")[0].endswith("reject")   # one shape -5 %
+    assert text.split("k[C=1]: ")[1].split("\n")[0].endswith("reject")                          # +0.1 %: noise
+    # A=1 and A=2 both pass (A=2 better); two values of one knob are not a joint set: the best single one wins
+    assert adopted == ["A=2"]
+
+
+def test_verdict_takes_two_knobs_only_when_a_variant_with_both_passes(tmp_path):
+    times = {"k": [1.0, 1.0], "k[A=1]": [0.98, 0.98], "k[B=1]": [0.99, 0.99], "k[A=1,B=1]": [0.975, 0.975]}
+    assert ab_ratio.verdicts(_knob_rows(times), (), 0.5, 3)[1] == ["A=1", "B=1"]
+    times["k[A=1,B=1]"] = [1.0, 1.0]          # together they lose what each won alone
+    lines, adopted = ab_ratio.verdicts(_knob_rows(times), (), 0.5, 3)
+    assert adopted == ["A=1"] and "no passing variant holds them together" in lines[-1]
+    del times["k[A=1,B=1]"]
+    assert ab_ratio.verdicts(_knob_rows(times), (), 0.5, 3)[1] == ["A=1"]
+    # a failure anywhere rejects; the winners file holds the adopted lines (empty when none)
+    doc = tmp_path / "lb.json"
+    doc.write_text(json.dumps({"results": _knob_rows({"k": [1.0, 1.0], "k[A=1]": [0.9, 0.9]}, fail="k[A=1]")}))
+    win = tmp_path / "w.txt"
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_ratio.py"), str(doc), "--verdict", "0.5,3",
+                          "--winners", str(win)], capture_output=True, text=True)
+    assert run.returncode == 0 and "failed s1: reject" in run.stdout and win.read_text() == ""
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_ratio.py"), str(doc), "--winners", str(win)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--winners needs --verdict" in bad.stderr

@@ -9,8 +9,8 @@
 # (a range test, a slow-path call) and logf (~25 instructions): the d128 tile path 1498 -> 1411 static.
 # `FAST_DIVMOD=1` (session 27): tile_of's divisions by grid constants (query blocks, splits, heads, group, tail heads,
 # pair halves, LPT chunks) as a 32x32->64 multiply and a shift with host-made multipliers (FA3's FastDivmod): I2F.RP
-# (one per int division) 938 -> 36 in the whole build (query_pos's packed rows too), the d128 causal kWalk 1 kernel 4480 -> 3784 static
-# instructions, its per-tile code 1667 -> 1395; kWalk 2 (B s2k's walk) keeps no division.
+# (one per int division) 938 -> 36 in the whole build (query_pos's packed rows too), the d128 causal kWalk 1 kernel
+# 4480 -> 3784 static instructions, its per-tile code 1667 -> 1395; kWalk 2 (B s2k's walk) keeps no division.
 # Correctness first for the three together (edge, gqa_short, the 112-key fixture: rows that see no key, every head_dim's
 # staging, packed GQA, lse), then v27, each knob, all three and a v27 copy interleaved on A and B_h32x8_d128 (48).
 # Prediction: INF_GUARD=0 +0.3-0.8 % where tiles run >= 4 blocks (the loop), ~0 on 1-2 block tiles; STSM_EPILOGUE=1
@@ -20,18 +20,22 @@
 # warp and tile, ~1.8 % of a 2k causal tile's: +0.5-1.5 % on 1k-2k causal, +0.3 % at 8k, ~0 on long non-causal tiles.
 # Rule: a knob becomes the default if its shapes gain >= +0.5 % against the faster of v27 and the copy per shape
 # (ab_ratio --copies), none below -3 %, and every correctness suite passes.
+# The rule's winners (ab_ratio --verdict; none when a correctness suite failed) go to .gpucache/run99_winners.txt,
+# kept on a warm machine for scripts/calls/gpu_call_s27d.sh (v28 through the campaign) and to $OUT/ab99/winners.txt.
 # Run as: CALL=scripts/calls/gpu_call_s27b.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab99"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
+mkdir -p .gpucache; rm -f .gpucache/run99_winners.txt; wrong=0
 for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.csv tests/fixtures/bn112_shapes.csv; do
   tag=$(basename $suite .csv)
   echo "#### $tag with the four knobs (correctness) $(date -u +%T)"
   OUT="$OUT/ab99/$tag" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
     --suite $suite --kernels "$K:INF_GUARD=0,STSM_EPILOGUE=1,FAST_FINALIZE=1,FAST_DIVMOD=1" > "$OUT/ab99/$tag.log" 2>&1
-  echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab99/$tag.log" | head -5
+  rc=$?; echo "rc $rc"; grep -E "FAIL|rror" "$OUT/ab99/$tag.log" | head -5
+  if [ $rc != 0 ] || grep -q FAIL "$OUT/ab99/$tag.log"; then wrong=1; fi
 done
 echo "#### run 99 $(date -u +%T)"
 OUT="$OUT/ab99" timeout -k 10 380 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 7 --cap 0.08 \
@@ -41,5 +45,8 @@ OUT="$OUT/ab99" timeout -k 10 380 python3 scripts/ladder_bench.py --anchors fa3 
   > "$OUT/ab99/log.txt" 2>&1
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab99/log.txt" | head -3
 python3 scripts/ab_ratio.py "$OUT/ab99/ladder_bench.json" --moved 0.5 --copies "04_pingpong[INF_GUARD=1]" \
-  | tee "$OUT/ab99/ratios.txt"
+  --verdict 0.5,3 --winners "$OUT/ab99/winners.txt" | tee "$OUT/ab99/ratios.txt"
+if [ $wrong = 1 ]; then echo "a correctness suite failed: no winners"; : > "$OUT/ab99/winners.txt"; fi
+cp "$OUT/ab99/winners.txt" .gpucache/run99_winners.txt 2>/dev/null
+echo "winners: $(tr '\n' ' ' < "$OUT/ab99/winners.txt")"
 echo "#### done $(date -u +%T)"
