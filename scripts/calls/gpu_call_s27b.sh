@@ -22,6 +22,7 @@
 # (ab_ratio --copies), none below -3 %, and every correctness suite passes.
 # The rule's winners (ab_ratio --verdict; none when a correctness suite failed) go to .gpucache/run99_winners.txt,
 # kept on a warm machine for scripts/calls/gpu_call_s27d.sh (v28 through the campaign) and to $OUT/ab99/winners.txt.
+# CALL_BUDGET_S under 480 (device time squeezed): INF_GUARD=0 and FAST_DIVMOD=1 alone, the four together, the copy.
 # Run as: CALL=scripts/calls/gpu_call_s27b.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab99"
@@ -38,11 +39,13 @@ for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.
   if [ $rc != 0 ] || grep -q FAIL "$OUT/ab99/$tag.log"; then wrong=1; fi
 done
 echo "#### run 99 $(date -u +%T)"
-OUT="$OUT/ab99" timeout -k 10 380 python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 7 --cap 0.08 \
-  --suite kernels/attn_fwd/suites/full.csv --only "A_,B_h32x8_d128" \
-  --kernels $K "$K:INF_GUARD=0" "$K:STSM_EPILOGUE=1" "$K:FAST_FINALIZE=1" "$K:FAST_DIVMOD=1" \
-  "$K:INF_GUARD=0,STSM_EPILOGUE=1,FAST_FINALIZE=1,FAST_DIVMOD=1" "$K:INF_GUARD=1" \
-  > "$OUT/ab99/log.txt" 2>&1
+singles=("$K:INF_GUARD=0" "$K:STSM_EPILOGUE=1" "$K:FAST_FINALIZE=1" "$K:FAST_DIVMOD=1"); ab_s=380
+if [ "${CALL_BUDGET_S:-600}" -lt 480 ]; then   # squeezed by failed starts: the two knobs with the larger predictions
+  singles=("$K:INF_GUARD=0" "$K:FAST_DIVMOD=1"); ab_s=$(( CALL_BUDGET_S - 150 )); echo "short A/B: ${ab_s} s"
+fi
+OUT="$OUT/ab99" timeout -k 10 $ab_s python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 7 --cap 0.08 \
+  --suite kernels/attn_fwd/suites/full.csv --only "A_,B_h32x8_d128" --kernels $K "${singles[@]}" \
+  "$K:INF_GUARD=0,STSM_EPILOGUE=1,FAST_FINALIZE=1,FAST_DIVMOD=1" "$K:INF_GUARD=1" > "$OUT/ab99/log.txt" 2>&1
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab99/log.txt" | head -3
 python3 scripts/ab_ratio.py "$OUT/ab99/ladder_bench.json" --moved 0.5 --copies "04_pingpong[INF_GUARD=1]" \
   --verdict 0.5,3 --winners "$OUT/ab99/winners.txt" | tee "$OUT/ab99/ratios.txt"
