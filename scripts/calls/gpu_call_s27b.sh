@@ -22,7 +22,8 @@
 # (ab_ratio --copies), none below -3 %, and every correctness suite passes.
 # The rule's winners (ab_ratio --verdict; none when a correctness suite failed) go to .gpucache/run99_winners.txt,
 # kept on a warm machine for scripts/calls/gpu_call_s27d.sh (v28 through the campaign) and to $OUT/ab99/winners.txt.
-# CALL_BUDGET_S under 480 (device time squeezed): INF_GUARD=0 and FAST_DIVMOD=1 alone, the four together, the copy.
+# CALL_BUDGET_S under 480 (device time squeezed): INF_GUARD=0 and FAST_DIVMOD=1 alone, the four together, the copy;
+# under 400 also only edge's correctness and the d128 shapes of A and B.
 # Run as: CALL=scripts/calls/gpu_call_s27b.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab99"
@@ -30,7 +31,9 @@ source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
 mkdir -p .gpucache; rm -f .gpucache/run99_winners.txt; wrong=0
-for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.csv tests/fixtures/bn112_shapes.csv; do
+suites="kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.csv tests/fixtures/bn112_shapes.csv"
+[ "${CALL_BUDGET_S:-600}" -lt 400 ] && suites=kernels/attn_fwd/suites/edge.csv
+for suite in $suites; do
   tag=$(basename $suite .csv)
   echo "#### $tag with the four knobs (correctness) $(date -u +%T)"
   OUT="$OUT/ab99/$tag" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
@@ -39,12 +42,14 @@ for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.
   if [ $rc != 0 ] || grep -q FAIL "$OUT/ab99/$tag.log"; then wrong=1; fi
 done
 echo "#### run 99 $(date -u +%T)"
-singles=("$K:INF_GUARD=0" "$K:STSM_EPILOGUE=1" "$K:FAST_FINALIZE=1" "$K:FAST_DIVMOD=1"); ab_s=380
+singles=("$K:INF_GUARD=0" "$K:STSM_EPILOGUE=1" "$K:FAST_FINALIZE=1" "$K:FAST_DIVMOD=1"); ab_s=380; only="A_,B_h32x8_d128"
 if [ "${CALL_BUDGET_S:-600}" -lt 480 ]; then   # squeezed by failed starts: the two knobs with the larger predictions
-  singles=("$K:INF_GUARD=0" "$K:FAST_DIVMOD=1"); ab_s=$(( CALL_BUDGET_S - 150 )); echo "short A/B: ${ab_s} s"
+  singles=("$K:INF_GUARD=0" "$K:FAST_DIVMOD=1"); ab_s=$(( CALL_BUDGET_S - 150 ))
+  [ "$CALL_BUDGET_S" -lt 400 ] && only="A_d128,B_h32x8_d128"   # the d128 shapes alone
+  echo "short A/B: ${ab_s} s on $only"
 fi
 OUT="$OUT/ab99" timeout -k 10 $ab_s python3 scripts/ladder_bench.py --anchors fa3 --seeds 0 --reps 7 --cap 0.08 \
-  --suite kernels/attn_fwd/suites/full.csv --only "A_,B_h32x8_d128" --kernels $K "${singles[@]}" \
+  --suite kernels/attn_fwd/suites/full.csv --only "$only" --kernels $K "${singles[@]}" \
   "$K:INF_GUARD=0,STSM_EPILOGUE=1,FAST_FINALIZE=1,FAST_DIVMOD=1" "$K:INF_GUARD=1" > "$OUT/ab99/log.txt" 2>&1
 echo "rc $?"; grep -E "FAIL|rror" "$OUT/ab99/log.txt" | head -3
 python3 scripts/ab_ratio.py "$OUT/ab99/ladder_bench.json" --moved 0.5 --copies "04_pingpong[INF_GUARD=1]" \
