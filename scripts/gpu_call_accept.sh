@@ -2,7 +2,7 @@
 # One rung version through the recorded campaign on full, issue 23's acceptance command as written (its JSON named by
 # the card and VERSION), then edge through `workbench check`: the call every new default of 04_pingpong gets.
 #   VERSION=v25 NOTE="v25: what changed (run N: its A/B)" bash scripts/gpu_call_accept.sh   (from a gpu_call_*.sh)
-#   FIXTURE=tests/fixtures/NAME.csv: also that suite's correctness (no timing), the new rule's odd cases
+#   FIXTURE="tests/fixtures/NAME.csv ...": also those suites' correctness (no timing), the new rule's odd cases
 #   KERNEL_PATH: another source than the rung; CAMPAIGN=0: the acceptance and edge only (a version the campaign
 #   holds already, measured on another card); ACCEPT=0: no acceptance command (the campaign's full with FA3 and edge
 #   only: a call squeezed by failed starts)
@@ -29,9 +29,10 @@ fi
 echo "#### edge $(date -u +%T)"
 timeout -k 10 150 python3 -m workbench.cli check $K --suite edge --anchors fa3 > "$OUT/${VERSION}_edge.log" 2>&1
 echo "rc $?"; grep -vE "^\[" "$OUT/${VERSION}_edge.log" | grep -E "scenarios|geomean_vs_fa3|FAIL|fail" | head -6
-if [ -n "${FIXTURE:-}" ]; then
-  echo "#### $FIXTURE: correctness beyond full and edge $(date -u +%T)"
-  OUT="$OUT/fixture" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled --no-time \
-    --suite "$FIXTURE" --kernels $K > "$OUT/fixture.log" 2>&1
-  echo "rc $?"; grep -E "FAIL|rror" "$OUT/fixture.log" | head -5   # (a passing shape's row names no status)
-fi
+for fixture in ${FIXTURE:-}; do   # space-separated suite CSVs
+  name=$(basename "$fixture" .csv)
+  echo "#### $fixture: correctness beyond full and edge $(date -u +%T)"
+  OUT="$OUT/fixture_$name" timeout -k 10 150 python3 scripts/ladder_bench.py --anchors "" --seeds 0 --no-scaled \
+    --no-time --suite "$fixture" --kernels $K > "$OUT/fixture_$name.log" 2>&1
+  echo "rc $?"; grep -E "FAIL|rror" "$OUT/fixture_$name.log" | head -5   # (a passing shape's row names no status)
+done
