@@ -11,6 +11,7 @@ arithmetic). No correctness check here: run ladder_bench or `workbench check` fo
 $OUT/power_probe.json when OUT is set.
 """
 import argparse, json, math, os, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -89,7 +90,8 @@ def main():
     scs = [s for s in load_suite(args.suite) if any(o in s["name"] for o in only)]
     if not scs:
         sys.exit(f"power_probe: no scenario of {args.suite} matches --only {args.only}; pick names from that CSV")
-    ks = [build(parse_spec(s)) for s in args.kernels]
+    with ThreadPoolExecutor(max_workers=len(args.kernels)) as pool:   # nvcc runs ~1 min a build
+        ks = list(pool.map(build, map(parse_spec, args.kernels)))
     for k in ks:
         if "lib" not in k:
             sys.exit(f"power_probe: {k['label']}: {k['error'][:300]}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 28, run 101 (~4 min, either card): why 04 loses the long shapes on clock, not cycles (v26 on an H100, the
 # 29 shapes of >= 3 ms: 1.2 % fewer cycles than FA3, 1596 against 1665 MHz, 0.969 in time). scripts/power_probe.py
-# holds v27, v28 (run 99's four knobs) and FA3 alone on four long shapes, 2 s idle before each 3 s hold, ABBA order:
+# holds v27, v28 (run 99's four knobs) and FA3 alone on five long shapes, 1.5 s idle before each 2.5 s hold, ABBA order:
 # board power, SM clock and energy per call. Then B_h32x8_d128_c1_s8k re-timed (run 99: 0.91 in two variants, 1.03
 # in the third): v27, v28 and a copy interleaved, 9 reps.
 # Prediction: 04's energy per call 2-5 % above FA3's on each shape at a 3-4 % lower clock, both held at the power
@@ -15,8 +15,9 @@ V28="$K:INF_GUARD=0,STSM_EPILOGUE=1,FAST_FINALIZE=1,FAST_DIVMOD=1"
 nvidia-smi --query-gpu=name,clocks.sm,power.limit,temperature.gpu --format=csv | tee "$OUT/env.txt"
 echo "#### run 101: energy per call $(date -u +%T)"
 OUT="$OUT/power101" timeout -k 10 260 python3 scripts/power_probe.py --suite kernels/attn_fwd/suites/full.csv \
-  --only A_d128_c0_s16k,B_h64x8_d128_c1_s8k,A_d64_c0_s16k,B_h40x8_d128_c1_s16k --kernels $K "$V28" \
-  --anchors fa3 --rest 2 --hold 3 --rounds 2 2>&1 | tee "$OUT/power101/log.txt" | grep -v "^#  "
+  --only A_d128_c0_s16k,B_h64x8_d128_c1_s8k,A_d64_c0_s16k,B_h40x8_d128_c1_s16k,B_h64x8_d128_c1_s32k \
+  --kernels $K "$V28" \
+  --anchors fa3 --rest 1.5 --hold 2.5 --rounds 2 2>&1 | tee "$OUT/power101/log.txt" | grep -v "^#  "
 echo "#### B_h32x8_d128_c1_s8k re-timed $(date -u +%T)"
 OUT="$OUT/s8k101" timeout -k 10 120 python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/full.csv \
   --only B_h32x8_d128_c1_s8k,B_h32x8_d128_c1_s4k --kernels $K "$V28" "$K:INF_GUARD=1" --anchors fa3 --reps 9 \
