@@ -112,16 +112,16 @@
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
 #ifndef INF_GUARD
-#define INF_GUARD 1         // @knob INF_GUARD 1 {0,1}  the softmax's "no visible key yet" test in every block (0: only
+#define INF_GUARD 0         // @knob INF_GUARD 0 {0,1}  the softmax's "no visible key yet" test in every block (0: only
 #endif                      // in blocks that may be masked, FA3's Check_inf rule; run 98: 4 FSETP a warp and block)
 #ifndef FAST_FINALIZE
-#define FAST_FINALIZE 0     // @knob FAST_FINALIZE 0 {0,1}  a row's 1/l and log(l) by rcp/lg2.approx (FA3's fast math)
+#define FAST_FINALIZE 1     // @knob FAST_FINALIZE 1 {0,1}  a row's 1/l and log(l) by rcp/lg2.approx (FA3's fast math)
 #endif                      // instead of IEEE 1/x and logf: ~80 instructions a thread and tile (run 98's SASS)
 #ifndef FAST_DIVMOD
-#define FAST_DIVMOD 0       // @knob FAST_DIVMOD 0 {0,1}  tile_of's divisions by grid constants as a multiply, shift
+#define FAST_DIVMOD 1       // @knob FAST_DIVMOD 1 {0,1}  tile_of's divisions by grid constants as a multiply, shift
 #endif                      // (host-made multipliers, FA3's FastDivmod) instead of ~25-instruction int divisions
 #ifndef STSM_EPILOGUE
-#define STSM_EPILOGUE 0     // @knob STSM_EPILOGUE 0 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
+#define STSM_EPILOGUE 1     // @knob STSM_EPILOGUE 1 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
 #endif                      // instead of 32 st.shared.b32 (run 98)
 #ifndef RESCALE_UNDER_EXP
 #define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
