@@ -6,7 +6,7 @@
 // - pingpong: two (d64: up to three) consumer warpgroups take turns on the tensor cores through named
 //   barriers, so one's exponentials run under another's GEMMs; d256 rescales O before PV instead, and (one Q
 //   buffer) frees Q after the last S GEMM and stages O in the V ring;
-// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128 (d128), 192/128 (d64), 80 (d256) keys;
+// - FA3's tiles: 128 query rows (192 with three consumers) by 176/128/112 (d128), 192/128 (d64), 80 (d256) keys;
 // - grids: persistent for non-causal; causal longest block first (FA3's LPT order): one order walked by one CTA
 //   per SM under 128 blocks, in chunks of heads whose K/V fit in L2 from the counter where K/V pass 32 MB; mirrored
 //   pairs of query blocks for >= 768 tiles (persistent ones from the counter, head-major); split keys only for
@@ -14,20 +14,21 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47, eval 472824c8c0da); on H100s (fa3,cudnn,fa2) v23 1.046, v24 1.041, v25 1.044 (runs 70, 74, 83; the
-// machines' spread ~0.5 %); v26 = PAIRS_MIN_TILES 768 (run 84: C_s3000 +3-6 %), not yet through the campaign.
+// (run 47); v26 1.040 on an H100 (run 88; campaign 1.0439); v27 = D128_BN_SHORT 112 (run 93: +2-8 % on its 3 shapes).
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
-//   consumer (mask_block, softmax_block, epilogue, consume = the mainloop) | kernel | combine | host (plan_grid).
+//   consumer (mask_block, softmax_block, epilogue, consume) | kernel | combine | host (plan_grid, dispatch_cfg).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP, FINALIZE_UNDER_PV;
-//   grids PERSISTENT, CAUSAL_PAIRS, PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS,
-//   DYN_LONG, DYN_PAIRS, PAIR_TAIL, SLOT_WALK, EMPTY_SOLO; MASK_PEEL, NARROW_TOP, PACK_GQA, SHORT_KEYS, SPLIT_KV,
-//   SPLIT_WAVES, MAX_SPLITS. Diagnostics: TIMELINE=1, WATCHDOG=1/2.
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
+//   FINALIZE_UNDER_PV, FAST_FINALIZE, INF_GUARD, STSM_EPILOGUE, FAST_DIVMOD; grids PERSISTENT, CAUSAL_PAIRS,
+//   PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL,
+//   PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics:
+//   TIMELINE, WATCHDOG.
 // Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
 //   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
-//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS, PAIR_TAIL 4 (77-85; a9a36be).
+//   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8),
+//   SLOT_WALK (92; 019a4e1).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -57,6 +58,9 @@
 #ifndef D128_BN_SWITCH
 #define D128_BN_SWITCH 3072 // @knob D128_BN_SWITCH 3072 {0,3072,8192}  non-causal d128: 128-key blocks up to here
 #endif
+#ifndef D128_BN_SHORT
+#define D128_BN_SHORT 112   // @knob D128_BN_SHORT 112 {0,112}  non-causal d128 under the switch: blocks of this many
+#endif                      // keys where they pad >= 5 % less than 128 (333 keys: 336, FA3 352, 128s 384; run 93)
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
@@ -91,12 +95,13 @@
 #define DYN_PAIRS 1         // @knob DYN_PAIRS 1 {0,1}  persistent pairs of >= 16 blocks up to d128 (groups of 1, >= 12
 #endif                      // tiles per SM) walked instead: equal pairs leave the last round part idle (runs 67-68)
 #ifndef PAIR_TAIL
-#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3}  pairs from the counter, head-major, then the last heads LPT:
-#endif                      // 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73, 76)
+#define PAIR_TAIL 3         // @knob PAIR_TAIL 3 {0,1,2,3,4}  pairs from the counter, head-major, then the last heads
+#endif                      // LPT: 1 GQA persistent pairs, 2 + the walk's GQA grids, 3 + d<=128 pairs (runs 69, 73,
+                            // 76), 4 + group-1 d256 relaunched pairs (run 85: -2..-5 %, 4x DRAM in run 89; run 95)
+#ifndef PAIR_TAIL_ROUNDS
+#define PAIR_TAIL_ROUNDS 4  // @knob PAIR_TAIL_ROUNDS 4 {1,2,4}  rounds of tiles (x SMs) in PAIR_TAIL's LPT tail: fewer
+#endif                      // heads' K/V in flight there (d256 group 1: 4 rounds are 8-13 heads, 72 MB; run 95)
 #define DYN_WALK (DYN_CHUNKS || DYN_LONG || PAIR_TAIL)
-#ifndef SLOT_WALK
-#define SLOT_WALK 0         // @knob SLOT_WALK 0 {0,1}  the static walk's consumers take each tile from its Q slot, as
-#endif                      // the counter's do (run 86: d256's walk loop kept its block index in vector registers)
 #ifndef CAUSAL_PERSIST
 #define CAUSAL_PERSIST 32   // @knob CAUSAL_PERSIST 32 {0,32}  paired causal grids <= N blocks persistent (d64 8)
 #endif
@@ -106,15 +111,24 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
+#ifndef INF_GUARD
+#define INF_GUARD 0         // @knob INF_GUARD 0 {0,1}  the softmax's "no visible key yet" test in every block (0: only
+#endif                      // in blocks that may be masked, FA3's Check_inf rule; run 98: 4 FSETP a warp and block)
+#ifndef FAST_FINALIZE
+#define FAST_FINALIZE 1     // @knob FAST_FINALIZE 1 {0,1}  a row's 1/l and log(l) by rcp/lg2.approx (FA3's fast math)
+#endif                      // instead of IEEE 1/x and logf: ~80 instructions a thread and tile (run 98's SASS)
+#ifndef FAST_DIVMOD
+#define FAST_DIVMOD 1       // @knob FAST_DIVMOD 1 {0,1}  tile_of's divisions by grid constants as a multiply, shift
+#endif                      // (host-made multipliers, FA3's FastDivmod) instead of ~25-instruction int divisions
+#ifndef STSM_EPILOGUE
+#define STSM_EPILOGUE 1     // @knob STSM_EPILOGUE 1 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
+#endif                      // instead of 32 st.shared.b32 (run 98)
 #ifndef RESCALE_UNDER_EXP
 #define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
 #endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
 #ifndef FINALIZE_UNDER_PV
 #define FINALIZE_UNDER_PV 1 // @knob FINALIZE_UNDER_PV 1 {0,1}  a tile's row sums, 1/l and lse between the last PV's
 #endif                      // issue and its wait (FA3's order; 0: after it, in the epilogue)
-#ifndef NARROW_TOP
-#define NARROW_TOP 0        // @knob NARROW_TOP 0 {0,1}  a tile's top key block, where this warpgroup sees <= Cfg::NW of
-#endif                      // its keys (ragged seqlen_k, the causal diagonal), as a narrower S GEMM and fewer PV steps
 #ifndef PACK_GQA
 #define PACK_GQA 1          // @knob PACK_GQA 1 {0,1}  a GQA group's query heads as rows of one tile (short queries)
 #endif
@@ -146,6 +160,37 @@ namespace {
 // Setup: parameters, configuration, PTX wrappers
 // ================================================================================================
 
+#if FAST_DIVMOD
+// n / d for 0 <= n < 2^31 and a divisor fixed for the launch: floor(n * mul / 2^shift) with shift = 31 + ceil(log2 d)
+// and mul = ceil(2^shift / d) < 2^32 (Granlund-Montgomery; exact because n * (mul * d - 2^shift) < n * d < 2^shift).
+// An int division by a run-time value is ~25 instructions with a MUFU.RCP; tile_of ran 4-8 of them per tile in
+// every consumer warp (8 in the d128 consumer's per-tile code, run 98's SASS), FA3's scheduler none.
+struct FastDiv {
+    unsigned mul;
+    int shift;
+};
+inline FastDiv make_fast_div(int d) {   // host; d >= 1
+    int l = 0;
+    while ((1ll << l) < d) ++l;
+    return {(unsigned)(((1ull << (31 + l)) + (unsigned)d - 1) / (unsigned)d), 31 + l};
+}
+__device__ __forceinline__ int fast_div(int n, FastDiv f) {
+    return (int)(((unsigned long long)(unsigned)n * f.mul) >> f.shift);
+}
+// tile_of's divisors: the query blocks, splits, the grid's heads (query heads; KV heads when packed), the GQA group,
+// PAIR_TAIL's tail heads, the pairs' long and short halves (n - n/2, n/2), one LPT chunk's tiles (units * n), its
+// units and the last chunk's units; and query_pos's pack (packed rows whose group does not divide 64)
+struct GridDivs {
+    FastDiv mblocks, splits, heads_q, heads_kv, group, tail, pair_long, pair_short, lpt_tiles, lpt_units, lpt_last;
+    FastDiv pack;
+};
+#define GRID_DIV(n, d, fd) fast_div((n), (fd))
+#define GRID_MOD(n, d, fd) ((n) - fast_div((n), (fd)) * (d))
+#else
+#define GRID_DIV(n, d, fd) ((n) / (d))
+#define GRID_MOD(n, d, fd) ((n) % (d))
+#endif
+
 struct Params {
     float* lse;
     float* o_part;    // [splits, B*Hq, Sq, D] fp32 normalised partial outputs (split path only)
@@ -168,6 +213,9 @@ struct Params {
                       // spilled the d256 PACK_BY_TMA consumer)
 #if PAIR_TAIL
     int tail_heads;   // PAIR_TAIL: > 0 makes the order pair tiles of the other heads, then these heads' tiles in LPT
+#endif
+#if FAST_DIVMOD
+    GridDivs divs;    // tile_of's divisors, made by grid_divs() once the grid is planned
 #endif
 };
 
@@ -206,11 +254,6 @@ struct Cfg {
     static constexpr bool O_IN_V = D256_O_IN_V && D == 256 && Q_BUFS == 1;
     static_assert(!O_IN_V || NWG * Q_WG_BYTES <= STAGES * KV_BYTES, "every consumer's O fits the V ring");
     static_assert(BN % 16 == 0 && BN <= 256, "BN must be a multiple of 16 (PV k-steps) and <= 256");
-    // NARROW_TOP's width: a top block with at most NW visible keys runs S as m64nNW and PV in NW/16 k-steps (the
-    // keys past them are masked: P is 0 there); about half a block, from the generated SS widths; NW == BN: off.
-    // Not at d256: there it put the steady loop's descriptors in vector registers (448 -> 461 instructions, R2UR)
-    static constexpr int NW = !NARROW_TOP || D == 256 ? BN : BN >= 176 ? 96 : BN == 128 ? (D == 128 ? 80 : 64) : BN;
-    static_assert(NW % 16 == 0 && NW <= BN, "NW: a multiple of 16 up to BN");
     static constexpr bool PACK = false;                    // PACK_GQA's rows: the Packed<Cfg> instantiation
     static constexpr bool PACK_BY_TMA = false;               // packed Q and O through the producer's TMA boxes
     static_assert(D % 64 == 0 && D <= 256, "head_dim must be 64, 128 or 256");
@@ -224,8 +267,6 @@ template <class C, bool kTma>
 struct Packed : C {
     static constexpr bool PACK = true, PACK_BY_TMA = kTma;
     static constexpr bool O_IN_V = false;
-    // no NARROW_TOP where the consumers load Q: its predicated GEMMs made ptxas serialize every wgmma there (C7520)
-    static constexpr int NW = kTma ? C::NW : C::BN;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -387,34 +428,23 @@ __device__ __forceinline__ float ex2(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
+__device__ __forceinline__ float rcp_approx(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float lg2_approx(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
 #pragma nv_diag_suppress 177   // wrappers for the BN knob values this build does not use
-// ---- generated by scripts/gen_wgmma_wrappers.py
-// --ss 32,48,64,80,96,128,176,192 --rs 64,128,256 --ss-if 32,48,64,80,96 --rs-if 64,128,256 (do not edit by hand)
-__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], uint64_t da, uint64_t db, int scale_d) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-                 "%11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                 : "l"(da), "l"(db), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_ss_n48(float (&d)[24], uint64_t da, uint64_t db, int scale_d) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23])
-                 : "l"(da), "l"(db), "r"(scale_d));
-}
-
+// ---- generated by scripts/gen_wgmma_wrappers.py --ss 64,80,96,112,128,176,192 --rs 64,128,256 (do not edit by hand)
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
@@ -455,6 +485,23 @@ __device__ __forceinline__ void wgmma_ss_n96(float (&d)[48], uint64_t da, uint64
                    "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
                    "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
                    "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_ss_n112(float (&d)[56], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55}, %56, %57, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
@@ -588,158 +635,19 @@ __device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], const uint32_t (&
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
-__device__ __forceinline__ void wgmma_ss_if_n32(float (&d)[16], uint64_t da, uint64_t db, int scale_d, int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %18, 0;\nsetp.ne.b32 q, %19, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_ss_if_n48(float (&d)[24], uint64_t da, uint64_t db, int scale_d, int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %26, 0;\nsetp.ne.b32 q, %27, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23])
-                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_ss_if_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d, int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %34, 0;\nsetp.ne.b32 q, %35, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-                 "%30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_ss_if_n80(float (&d)[40], uint64_t da, uint64_t db, int scale_d, int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %42, 0;\nsetp.ne.b32 q, %43, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
-                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_ss_if_n96(float (&d)[48], uint64_t da, uint64_t db, int scale_d, int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %50, 0;\nsetp.ne.b32 q, %51, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, "
-                 "p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
-                 : "l"(da), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_rs_if_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int scale_d,
-                                                int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %37, 0;\nsetp.ne.b32 q, %38, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-                 "%30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_rs_if_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int scale_d,
-                                                 int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %69, 0;\nsetp.ne.b32 q, %70, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
-                 "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, "
-                 "1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
-                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
-                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(run));
-}
-
-__device__ __forceinline__ void wgmma_rs_if_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t db, int scale_d,
-                                                 int run) {
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %133, 0;\nsetp.ne.b32 q, %134, 0;\n"
-                 "@q wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
-                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
-                 "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, "
-                 "%70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, "
-                 "%90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
-                 "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "
-                 "%124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
-                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
-                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
-                   "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),
-                   "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
-                   "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]),
-                   "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
-                   "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]),
-                   "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]),
-                   "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
-                   "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(run));
-}
-
 // ---- end of generated wrappers
 #pragma nv_diag_default 177
 
 template <int N>
 __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
-    if constexpr (N == 32) wgmma_ss_n32(d, da, db, scale_d);
-    else if constexpr (N == 48) wgmma_ss_n48(d, da, db, scale_d);
-    else if constexpr (N == 64) wgmma_ss_n64(d, da, db, scale_d);
+    if constexpr (N == 64) wgmma_ss_n64(d, da, db, scale_d);
     else if constexpr (N == 80) wgmma_ss_n80(d, da, db, scale_d);
     else if constexpr (N == 96) wgmma_ss_n96(d, da, db, scale_d);
+    else if constexpr (N == 112) wgmma_ss_n112(d, da, db, scale_d);
     else if constexpr (N == 128) wgmma_ss_n128(d, da, db, scale_d);
     else if constexpr (N == 176) wgmma_ss_n176(d, da, db, scale_d);
     else if constexpr (N == 192) wgmma_ss_n192(d, da, db, scale_d);
     else static_assert(N == 64, "no generated SS wrapper for this N");
-}
-template <int N>   // under a run predicate (NARROW_TOP's second part)
-__device__ __forceinline__ void wgmma_ss_if(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d, int run) {
-    if constexpr (N == 32) wgmma_ss_if_n32(d, da, db, scale_d, run);
-    else if constexpr (N == 48) wgmma_ss_if_n48(d, da, db, scale_d, run);
-    else if constexpr (N == 64) wgmma_ss_if_n64(d, da, db, scale_d, run);
-    else if constexpr (N == 80) wgmma_ss_if_n80(d, da, db, scale_d, run);
-    else if constexpr (N == 96) wgmma_ss_if_n96(d, da, db, scale_d, run);
-    else static_assert(N == 32, "no generated guarded SS wrapper for this N");
 }
 template <int N>
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {
@@ -747,14 +655,6 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[
     else if constexpr (N == 128) wgmma_rs_n128(d, a, db, scale_d);
     else if constexpr (N == 256) wgmma_rs_n256(d, a, db, scale_d);
     else static_assert(N == 64, "no generated RS wrapper for this N");
-}
-template <int N>   // under a run predicate (NARROW_TOP's PV steps past NW)
-__device__ __forceinline__ void wgmma_rs_if(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d,
-                                            int run) {
-    if constexpr (N == 64) wgmma_rs_if_n64(d, a, db, scale_d, run);
-    else if constexpr (N == 128) wgmma_rs_if_n128(d, a, db, scale_d, run);
-    else if constexpr (N == 256) wgmma_rs_if_n256(d, a, db, scale_d, run);
-    else static_assert(N == 64, "no generated guarded RS wrapper for this N");
 }
 
 // ---- timeline (TIMELINE=1 builds only): one record of 16 words per (CTA, tile, consumer), read by
@@ -815,12 +715,12 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // heads' tiles longest first: the counter hands them out, so the pairs' end of grid is balanced
         const int n = p.n_mblocks, lead = (p.n_splits * p.batch * heads - p.tail_heads) * n;
         if (id < lead) {
-            const int w = id % n;
+            const int w = GRID_MOD(id, n, p.divs.mblocks);
             t.m_block = (w & 1) ? w >> 1 : n - 1 - (w >> 1);
-            rest = id / n;
+            rest = GRID_DIV(id, n, p.divs.mblocks);
         } else {
-            t.m_block = n - 1 - (id - lead) / p.tail_heads;
-            rest = lead / n + (id - lead) % p.tail_heads;
+            t.m_block = n - 1 - GRID_DIV(id - lead, p.tail_heads, p.divs.tail);
+            rest = GRID_DIV(lead, n, p.divs.mblocks) + GRID_MOD(id - lead, p.tail_heads, p.divs.tail);
         }
     } else
 #endif
@@ -830,12 +730,12 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // tile's Q and first K load while the first one finishes (the start-up cost is paid once per pair).
         const int P = p.n_mblocks - p.n_mblocks / 2, G = P * p.n_splits * p.batch * heads;
         if (id < G) {
-            t.m_block = p.n_mblocks - 1 - id % P;
-            rest = id / P;
+            t.m_block = p.n_mblocks - 1 - GRID_MOD(id, P, p.divs.pair_long);
+            rest = GRID_DIV(id, P, p.divs.pair_long);
         } else {
             const int P2 = p.n_mblocks / 2;
-            t.m_block = (id - G) % P2;
-            rest = (id - G) / P2;
+            t.m_block = GRID_MOD(id - G, P2, p.divs.pair_short);
+            rest = GRID_DIV(id - G, P2, p.divs.pair_short);
         }
     } else if (p.lpt_units) {
         // longest-processing-time-first: the hardware hands out the long blocks of a chunk's heads first and the
@@ -843,19 +743,26 @@ __device__ __forceinline__ Tile tile_of(const Params& p, int id) {
         // C_s1000_d64_c1, 1.94 waves, SMs active 65 % of the time). A chunk is one grid (CAUSAL_ORDER 1, K/V
         // in L2), or the heads whose K/V fit in L2 together (CAUSAL_ORDER 2, FA3's L2-aware LPT order).
         const int units = p.n_splits * p.batch * heads, c = p.lpt_units, n = p.n_mblocks;
-        const int chunk = id / (c * n), r = id - chunk * c * n, size = min(c, units - chunk * c);
-        t.m_block = n - 1 - r / size;
-        rest = chunk * c + r % size;
+        const int chunk = GRID_DIV(id, c * n, p.divs.lpt_tiles);
+        const int r = id - chunk * c * n, size = min(c, units - chunk * c);
+#if FAST_DIVMOD
+        const FastDiv fsize = size == c ? p.divs.lpt_units : p.divs.lpt_last;   // only the last chunk is short
+#endif
+        t.m_block = n - 1 - GRID_DIV(r, size, fsize);
+        rest = chunk * c + GRID_MOD(r, size, fsize);
     } else {
-        t.m_block = id % p.n_mblocks;
+        t.m_block = GRID_MOD(id, p.n_mblocks, p.divs.mblocks);
         if (p.causal) t.m_block = p.n_mblocks - 1 - t.m_block;
-        rest = id / p.n_mblocks;
+        rest = GRID_DIV(id, p.n_mblocks, p.divs.mblocks);
     }
-    t.split = rest % p.n_splits;
-    t.bh = rest / p.n_splits;
-    t.b = t.bh / heads;
-    t.h = t.bh % heads;               // packed: the KV head
-    t.hk = kPack ? t.h : t.h / p.group;
+#if FAST_DIVMOD
+    const FastDiv fheads = kPack ? p.divs.heads_kv : p.divs.heads_q;
+#endif
+    t.split = GRID_MOD(rest, p.n_splits, p.divs.splits);
+    t.bh = GRID_DIV(rest, p.n_splits, p.divs.splits);
+    t.b = GRID_DIV(t.bh, heads, fheads);
+    t.h = GRID_MOD(t.bh, heads, fheads);               // packed: the KV head
+    t.hk = kPack ? t.h : GRID_DIV(t.h, p.group, p.divs.group);
     return t;
 }
 
@@ -875,15 +782,14 @@ __device__ __forceinline__ int cta_tile(const Params& p, int j) {
         if (!(j & 1)) return u;
         // the short partner of the same head, so each pair is n + 1 blocks also for odd n (tile_of's halves
         // differ by one block per head then: P = n - n/2 long, P2 = n/2 short); the middle block has none (-1)
-        const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = u % P;
-        return r < P2 ? p.pair_units + (u / P) * P2 + r : -1;
+        const int P = p.n_mblocks - p.n_mblocks / 2, P2 = p.n_mblocks / 2, r = GRID_MOD(u, P, p.divs.pair_long);
+        return r < P2 ? p.pair_units + GRID_DIV(u, P, p.divs.pair_long) * P2 + r : -1;
     }
     if (CAUSAL_LPT_WALK && p.lpt_walk && (j & 1)) return (j + 1) * gridDim.x - 1 - blockIdx.x;
     return blockIdx.x + j * gridDim.x;
 }
-// cta_walk_ids hands the body each tile's index (SLOT_WALK's producer publishes it), cta_walk the tile itself
 template <class Body>
-__device__ __forceinline__ void cta_walk_ids(const Params& p, int n_tiles, Body&& body) {
+__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
     const int c = blockIdx.x, g = gridDim.x;   // c < g <= tiles (units): each CTA has a first one; no overflow
     int steps = p.pair_units > 0 ? 2 * ((p.pair_units - c - 1) / g + 1) : (n_tiles - c - 1) / g + 1;
     if (CAUSAL_LPT_WALK && p.lpt_walk) {   // full rounds, then the partial one: its first r slots (even) or last r
@@ -892,12 +798,8 @@ __device__ __forceinline__ void cta_walk_ids(const Params& p, int n_tiles, Body&
     }
     for (int j = 0, k = 0; j < steps; ++j) {
         const int tile = cta_tile(p, j);
-        if (tile >= 0) body(tile, k++);
+        if (tile >= 0) body(tile_of(p, tile), k++);
     }
-}
-template <class Body>
-__device__ __forceinline__ void cta_walk(const Params& p, int n_tiles, Body&& body) {
-    cta_walk_ids(p, n_tiles, [&](int tile, int k) { body(tile_of(p, tile), k); });
 }
 #endif
 
@@ -936,7 +838,7 @@ __device__ __forceinline__ int pack_log2(const Params& p) { return __ffs(p.pack)
 // The query position of tile row r (packed rows: r / pack).
 template <class C>
 __device__ __forceinline__ int query_pos(const Params& p, int r) {
-    return !C::PACK ? r : C::PACK_BY_TMA ? r >> pack_log2(p) : r / p.pack;
+    return !C::PACK ? r : C::PACK_BY_TMA ? r >> pack_log2(p) : GRID_DIV(r, p.pack, p.divs.pack);
 }
 
 // Packed tile row g as (query position, query head): g = position * pack + head in the tile's KV head's group.
@@ -1081,41 +983,24 @@ __device__ __forceinline__ void sched_arrive(int wq) {
 // swizzle) is a constant. Rebuilding each descriptor per k-step cost ~4 integer instructions per wgmma
 // (ncu, run 9 of docs/kernel_ladder.md: a fifth of all our instructions, on the pipes the softmax needs).
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
-// Keys [K0, K1) of the block only (NARROW_TOP), into sc's registers K0 / 2 .. K1 / 2 - 1 (the wgmma layout's
-// columns): the K stage's rows from K0 (K0 a multiple of 8: whole 1024-byte swizzle atoms), same k-step offsets.
-// K0 > 0 with run == 0 skips every k-step but the first under a predicate: the first defines the registers by a
-// wgmma (zeros written before it, or none, made ptxas serialize every wgmma (C7515) or spill), and what it leaves
-// there is masked, as the narrow block's columns past NW all are
-template <class C, int K0 = 0, int K1 = C::BN>
-__device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs, int run = 1) {
-    constexpr int W = K1 - K0;
-    static_assert(K0 % 8 == 0 && W > 0, "whole swizzle atoms");
+template <class C>
+__device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
     const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw),
-                   klo = (uint32_t)desc_kmajor(sKs + K0 * 128);
+                   klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
     for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
         const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4,
                        ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
-        if constexpr (W == C::BN) {   // the whole block (every build without NARROW_TOP: its code unchanged)
-            wgmma_ss<W>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
-        } else {
-            float(&d)[W / 2] = reinterpret_cast<float(&)[W / 2]>(sc[K0 / 2]);
-            if (K0 > 0 && kk > 0) wgmma_ss_if<W>(d, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), 1, run);
-            else wgmma_ss<W>(d, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), K0 == 0 && kk > 0);
-        }
+        wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
     }
 }
-// kGuard (NARROW_TOP's top block): the k-steps past C::NW under the predicate `run` (P is 0 there when narrow)
-template <class C, bool kGuard = false>
-__device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs,
-                                         int run = 1) {
+template <class C>
+__device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs) {
     const uint64_t d0 = desc_mnmajor(sVs, C::BN * 128);
     const uint32_t hi = (uint32_t)(d0 >> 32), lo = (uint32_t)d0;
 #pragma unroll
-    for (int kk = 0; kk < C::BN / 16; ++kk) {   // 16 keys = 2048 B of the MN-major V stage per k-step
-        if (kGuard && kk >= C::NW / 16) wgmma_rs_if<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1, run);
-        else wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);   // (D: 64/128/256, all generated)
-    }
+    for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
+        wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
 }
 
 // ---- consumer: mask
@@ -1155,20 +1040,6 @@ __device__ __forceinline__ int masked_iters(const Params& p, int2 range, int pos
     if (p.causal) first = min(first, floor_div(pos_first + p.seqlen_k - p.seqlen_q - C::BN + 1, C::BN) + 1);
     return range.y - max(first, range.x);
 }
-// NARROW_TOP: whether this warpgroup sees at most C::NW keys of key block n (past seqlen_k, or right of its last
-// row's diagonal), so its S GEMM and PV may stop there (warpgroup-uniform, as q_first is; a middle split's top
-// block sees all BN)
-// (packed rows: q_first + 63 < (k0 + NW - offset) * pack, the last row's query position past the diagonal, without
-// query_pos's division, whose slow path made ptxas serialize every wgmma of the Q-loading packed kernels: C7520)
-template <class C>
-__device__ __forceinline__ bool narrow_block(const Params& p, int n, int q_first) {
-    if constexpr (C::NW == C::BN) return false;
-    const int k0 = n * C::BN, offset = p.seqlen_k - p.seqlen_q;
-    if (p.seqlen_k - k0 <= C::NW) return true;
-    if (!p.causal) return false;
-    if constexpr (C::PACK) return q_first + 63 < (k0 + C::NW - offset) * p.pack;
-    return q_first + 63 + offset + 1 - k0 <= C::NW;
-}
 template <bool B>
 struct BoolTag { static constexpr bool value = B; };   // a compile-time flag through a generic lambda
 constexpr BoolTag<true> kTrue{};
@@ -1186,7 +1057,7 @@ __device__ __forceinline__ float thread_row_max(const float (&sc)[C::BN / 2], co
 
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
 // max, alpha = exp2(old max - new max), and p = exp2(s * scale - max) in place of the scores.
-template <class C>
+template <class C, bool kGuard = true>
 __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)[2], float (&l)[2], float (&alpha)[2],
                                               float scale_log2) {
 #pragma unroll
@@ -1196,7 +1067,7 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         // pre-scaled running max: an unchanged max gives alpha == 1 exactly (see 02's header)
         const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
-        const float ms = (m_new == -INFINITY) ? 0.f : m_new;   // a row with no visible key yet: p = 0
+        const float ms = (kGuard && m_new == -INFINITY) ? 0.f : m_new;   // a row with no visible key yet: p = 0
         alpha[hf] = ex2(m[hf] - ms);
         m[hf] = m_new;
         float rs = 0.f;
@@ -1212,14 +1083,14 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
 
 // softmax_block in parts (RESCALE_UNDER_EXP): row hf's new max and alpha (returns the max the exponentials
 // subtract), then its exponentials and row sum
-template <class C>
+template <class C, bool kGuard = true>
 __device__ __forceinline__ float row_max(const float (&sc)[C::BN / 2], const int hf, float (&m)[2], float (&alpha)[2],
                                          float scale_log2) {
     float mx = thread_row_max<C>(sc, hf);
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
-    const float ms = (m_new == -INFINITY) ? 0.f : m_new;
+    const float ms = (kGuard && m_new == -INFINITY) ? 0.f : m_new;
     alpha[hf] = ex2(m[hf] - ms);
     m[hf] = m_new;
     return ms;
@@ -1290,8 +1161,33 @@ __device__ __forceinline__ void finalize_rows(const float (&m)[2], const float (
         float lt = l[hf];
         lt += __shfl_xor_sync(0xffffffffu, lt, 1);
         lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-        inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
-        lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
+        if constexpr (FAST_FINALIZE) {   // one MUFU each (FA3's fast-math build); lt >= 1 after the quad's sum
+            inv[hf] = lt > 0.f ? rcp_approx(lt) : 0.f;
+            lse_row[hf] = lt > 0.f ? (m[hf] + lg2_approx(lt)) * kLn2 : -INFINITY;
+        } else {
+            inv[hf] = lt > 0.f ? 1.f / lt : 0.f;
+            lse_row[hf] = lt > 0.f ? m[hf] * kLn2 + logf(lt) : -INFINITY;   // no visible key: o = 0, lse = -inf
+        }
+    }
+}
+
+// O normalised into the 128-byte-swizzled staging buffer (64-column panels of 64 rows) by stmatrix.x4: matrices
+// (row half 0, chunk j), (half 1, j), (half 0, j + 1), (half 1, j + 1); lanes 8i..8i+7 give matrix i's row
+// addresses. A thread's accumulator pair is exactly its stmatrix fragment, so no shuffle (FA3's staging).
+template <class C>
+__device__ __forceinline__ void stage_o_stmatrix(const float (&o)[C::D / 2], const float (&inv)[2], int warp, int lane,
+                                                 uint32_t sO) {
+    const int mat = lane >> 3, rr = 16 * warp + (lane & 7) + 8 * (mat & 1);
+#pragma unroll
+    for (int j = 0; j < C::D / 8; j += 2) {
+        const int jj = j + (mat >> 1);
+        const uint32_t addr = sO + (jj >> 3) * (64 * 128) + rr * 128 + (((jj & 7) ^ (rr & 7)) << 4);
+        const uint32_t r0 = pack_bf16(o[4 * j] * inv[0], o[4 * j + 1] * inv[0]);
+        const uint32_t r1 = pack_bf16(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]);
+        const uint32_t r2 = pack_bf16(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]);
+        const uint32_t r3 = pack_bf16(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]);
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                     ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
     }
 }
 
@@ -1339,11 +1235,12 @@ __device__ __forceinline__ void epilogue(const Params& p, const CUtensorMap* tm_
         // stage may still feed the other consumer's last PV until both are here
         if constexpr (C::O_IN_V) named_barrier_sync(kOStageBarrier, 128 * C::NWG);
         WD_POINT(4);
+        if constexpr (STSM_EPILOGUE) stage_o_stmatrix<C>(o, inv, warp, lane, sO);
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf) {
             const int r = 16 * warp + (lane >> 2) + 8 * hf;   // row inside the warpgroup's 64
 #pragma unroll
-            for (int j = 0; j < D / 8; ++j) {
+            for (int j = 0; j < D / 8 && !STSM_EPILOGUE; ++j) {
                 const uint32_t addr = sO + (j >> 3) * (64 * 128) + r * 128 + ((((j & 7) ^ (r & 7))) << 4)
                                       + (lane & 3) * 4;
                 const uint32_t val = pack_bf16(o[4 * j + 2 * hf] * inv[hf], o[4 * j + 2 * hf + 1] * inv[hf]);
@@ -1485,8 +1382,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
     const int n_iter = range.y - range.x;
     if (n_iter > 0) {
         uint32_t pa[BN / 16][4];
-        // (a vote: warp-uniform for ptxas too; without it the Q-loading packed kernels serialized their wgmmas)
-        const bool narrow = C::NW < BN && __all_sync(0xffffffffu, narrow_block<C>(p, range.y - 1, q_first));
         {
             float sc[BN / 2];
             const int s0 = stage_of<C>(it);
@@ -1495,12 +1390,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             // one's first softmax runs under the other's first GEMM
             sched_sync<C>(wq);
             wgmma_fence();
-            if constexpr (C::NW < BN) {   // two GEMMs, the second's k-steps predicated off when narrow (a branch
-                issue_qk<C, 0, C::NW>(sc, sQw, sK + s0 * C::KV_BYTES);   // around one spilled or serialized them)
-                issue_qk<C, C::NW, BN>(sc, sQw, sK + s0 * C::KV_BYTES, !narrow);
-            } else {
-                issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
-            }
+            issue_qk<C>(sc, sQw, sK + s0 * C::KV_BYTES);
             wgmma_commit();
             sched_arrive<C>(wq);
             if constexpr (kStoreLate<C>) if (ltid == 0) retire_store<C>(bar, wq, store_pending);
@@ -1516,6 +1406,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         // one key block: S_i with PV_{i-1}; kMask: the block may need mask_block (its own loop under MASK_PEEL)
         auto block = [&](const int i, auto mask_tag) {
             constexpr bool kMask = decltype(mask_tag)::value;
+            // an unmasked block shows every key to every row of the warpgroup: each row's max is finite after it
+            constexpr bool kGuard = kMask || INF_GUARD;
             const int n = range.y - 1 - i;
             const int s = stage_of<C>(it + i), sv = stage_of<C>(it + i - 1);
             float sc[BN / 2];
@@ -1531,10 +1423,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
             }
             if (!kWaitOne<C> || wq == 0) mbar_wait(bar.v_full(sv), phase_of<C>(it + i - 1));
             wgmma_fence();
-            if constexpr (kMask && C::NW < BN)   // block 1 holds the top block's PV
-                issue_pv<C, true>(o, pa, sV + sv * C::KV_BYTES, !(i == 1 && narrow));
-            else
-                issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
+            issue_pv<C>(o, pa, sV + sv * C::KV_BYTES);
             wgmma_commit();
             sched_arrive<C>(wq);
             wgmma_wait<1>();                     // S_i is done (committed first); PV_{i-1} may still run
@@ -1547,8 +1436,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 // after row 0's and rescales among row 1's exponentials, in their MUFU shadow. A never-taken
                 // branch after the wait ends the basic block, so ptxas cannot sink the wait below row 1 (a vote,
                 // so the branch stays warp-uniform: a per-thread one put the descriptors back in vector registers)
-                const float ms0 = row_max<C>(sc, 0, m, alpha, p.scale_log2);
-                const float ms1 = row_max<C>(sc, 1, m, alpha, p.scale_log2);
+                const float ms0 = row_max<C, kGuard>(sc, 0, m, alpha, p.scale_log2);
+                const float ms1 = row_max<C, kGuard>(sc, 1, m, alpha, p.scale_log2);
                 row_exp<C>(sc, 0, ms0, l, alpha, p.scale_log2);
                 wgmma_wait<0>();
                 fence_regs(o);
@@ -1559,7 +1448,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 pack_p<C>(sc, pa);
                 return;
             }
-            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
+            softmax_block<C, kGuard>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
@@ -1569,9 +1458,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         // run 31: +3-5 % at head_dim 128/256, -2.5 % at 64 with 96-key blocks; run 35: d64 +4 % with 128-key ones
         if constexpr (MASK_PEEL) {
             // the first ones (the top blocks)
-            // (a narrow top block's PV is in block 1: that one in the masked loop too)
-            const int mi = masked_iters<C>(p, range, query_pos<C>(p, q_first));
-            const int n_masked = min(n_iter, narrow ? max(mi, 2) : mi);
+            const int n_masked = min(n_iter, masked_iters<C>(p, range, query_pos<C>(p, q_first)));
             int i = 1;
             for (; i < n_masked; ++i) block(i, kTrue);
             for (; i < n_iter; ++i) block(i, kFalse);
@@ -1586,8 +1473,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         mbar_wait(bar.v_full(sl), phase_of<C>(it + n_iter - 1));   // the last PV takes no pingpong turn
         fence_regs(o);
         wgmma_fence();
-        if constexpr (C::NW < BN) issue_pv<C, true>(o, pa, sV + sl * C::KV_BYTES, !(n_iter == 1 && narrow));
-        else issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
+        issue_pv<C>(o, pa, sV + sl * C::KV_BYTES);
         wgmma_commit();
 #if FINALIZE_UNDER_PV
         // under the last PV: a branch on the results ends the basic block, so ptxas cannot sink the shuffles,
@@ -1625,7 +1511,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
 // ================================================================================================
 // The kernel: barriers, then one branch per role (setmaxnreg needs each role to be one branch)
 // ================================================================================================
-// The end of a walk whose consumers read each tile from its Q slot (kWalk 2, SLOT_WALK): -1 in the next Q buffer's
+// The end of a walk whose consumers read each tile from its Q slot (kWalk 2): -1 in the next Q buffer's
 // slot, once its last tile's consumers have let it go (an arrive before that would complete a phase they still wait
 // for). k: the tiles produced.
 template <class C>
@@ -1638,11 +1524,9 @@ __device__ __forceinline__ void publish_walk_end(const Bars& bar, int k) {
     for (int w = 0; w < C::NWG; ++w) mbar_arrive(bar.q_full(buf, w));
 }
 
-// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk (with SLOT_WALK the
-// consumers read them from the Q slot, as kWalk 2's do); 2 (DYN_CHUNKS): through the walk counter. Each its own
-// instantiation, so
-// every other grid runs the default build's code (run 27: in one function with the plain loop it cost the
-// non-causal shapes 1.4 % and the small ones up to 4 %)
+// kWalk 1 (CAUSAL_PERSIST's persistent pairs, the static LPT walk): the tiles through cta_walk; 2 (DYN_CHUNKS):
+// through the walk counter. Each its own instantiation, so every other grid runs the default build's code (run 27:
+// in one function with the plain loop it cost the non-causal shapes 1.4 % and the small ones up to 4 %)
 template <class C, int kWalk = 0>
 __global__ void __launch_bounds__(C::THREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -1697,15 +1581,6 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
                 }
                 publish_walk_end<C>(bar, k);
                 walk_finish();
-            } else if constexpr (kWalk == 1 && SLOT_WALK) {
-                int k = 0;
-                cta_walk_ids(p, n_tiles, [&](int tile, int) {
-                    const Tile t = tile_of(p, tile);
-                    const int2 range = key_blocks<C>(p, t.m_block, t.split);
-                    produce<C>(p, &tm_q, &tm_k, &tm_v, t, range, it, k++, sQ, sK, sV, bar, tile);
-                    it += max(0, range.y - range.x);
-                });
-                publish_walk_end<C>(bar, k);
             } else if constexpr (kWalk == 1) {
                 cta_walk(p, n_tiles, [&](const Tile& t, int k) {
                     const int2 range = key_blocks<C>(p, t.m_block, t.split);
@@ -1729,7 +1604,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constan
         if (C::PINGPONG && wq == C::NWG - 1) sched_arrive<C>(wq);   // consumer 0 goes first
         int it = 0, store_pending = -1;
 #if CAUSAL_PERSIST
-        if constexpr (kWalk == 2 || (kWalk == 1 && SLOT_WALK)) {
+        if constexpr (kWalk == 2) {
             for (int k = 0;; ++k) {
                 const int buf = k % C::Q_BUFS;
                 mbar_wait(bar.q_full(buf, wq), (k / C::Q_BUFS) & 1);
@@ -1911,6 +1786,15 @@ int choose_splits(long long ctas, int max_blocks, int slots) {
 // Whether some tile (query block, key split) of an unpacked grid has no key block to visit: causal query blocks
 // above the first visible key, or key splits past a short block's end. The first query block sees the fewest keys,
 // so it is enough that its blocks end by the last split's start (tests/test_keyless_tiles.py: against every tile).
+// D128_BN_SHORT: whether blocks of `bn` keys pad seqlen_k at least 5 % less than blocks of `other` (every key block
+// of a non-causal tile costs its full width, the padded keys included: run 91's tensor cycles)
+#if D128_BN_SHORT
+inline bool pads_less(int seqlen_k, int bn, int other) {
+    const long long a = (long long)(seqlen_k + bn - 1) / bn * bn, b = (long long)(seqlen_k + other - 1) / other * other;
+    return a * 100 <= b * 95;
+}
+#endif
+
 inline bool has_keyless_tiles(int seqlen_q, int seqlen_k, int causal, int bm, int bn, int splits,
                               int blocks_per_split) {
     const int kend0 = causal ? min(seqlen_k, bm + seqlen_k - seqlen_q) : seqlen_k;
@@ -2026,9 +1910,11 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
     // PAIR_TAIL 2 also takes the GQA pair grids relaunched per pair (d256 from 64 blocks) and, above, the GQA grids
     // up to 32 blocks that the static LPT walk takes (its one order read 1.5x FA3's DRAM bytes: run 65's ncu)
     // PAIR_TAIL 3 (run 76): also the persistent pair grids of groups of 1 up to d128 (run 69: A_d128_c1_s1k +2-3 %)
-    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0)) && p.pack == 1 &&
+    // PAIR_TAIL 4 (runs 85, 95): also the group-1 d256 pair grids relaunched per pair
+    if ((p.group > 1 || (PAIR_TAIL >= 3 && C::D <= 128 && p.pair_units > 0) ||
+         (PAIR_TAIL >= 4 && C::D == 256 && p.pairs && p.pair_units == 0)) && p.pack == 1 &&
         (p.pair_units > 0 || (PAIR_TAIL >= 2 && p.pairs))) {
-        const long long tail = (4LL * sms + p.n_mblocks - 1) / p.n_mblocks;
+        const long long tail = ((long long)PAIR_TAIL_ROUNDS * sms + p.n_mblocks - 1) / p.n_mblocks;
         p.tail_heads = (int)(tail < units ? tail : units);
         p.pairs = p.pair_units = p.lpt_units = 0;
         p.lpt_walk = 2;
@@ -2037,6 +1923,32 @@ long long plan_grid(Params& p, const Call& a, int sms, int splits, long long gri
 #endif
     return ctas_launched;
 }
+
+#if FAST_DIVMOD
+// tile_of's divisors for the planned grid (a divisor a walk does not use is 1)
+inline GridDivs grid_divs(const Params& p, int heads_grid) {
+    const int n = p.n_mblocks > 0 ? p.n_mblocks : 1, units = p.n_splits * p.batch * heads_grid;
+    const int c = p.lpt_units > 0 ? p.lpt_units : 1, last = units - (units - 1) / c * c;
+    GridDivs d;
+    d.mblocks = make_fast_div(n);
+    d.splits = make_fast_div(p.n_splits);
+    d.heads_q = make_fast_div(p.heads_q);
+    d.heads_kv = make_fast_div(p.heads_kv);
+    d.group = make_fast_div(p.group);
+#if PAIR_TAIL
+    d.tail = make_fast_div(p.tail_heads > 0 ? p.tail_heads : 1);
+#else
+    d.tail = make_fast_div(1);
+#endif
+    d.pair_long = make_fast_div(n - n / 2);
+    d.pair_short = make_fast_div(n / 2 > 0 ? n / 2 : 1);
+    d.lpt_tiles = make_fast_div(c * n);
+    d.lpt_units = make_fast_div(c);
+    d.lpt_last = make_fast_div(last > 0 ? last : 1);
+    d.pack = make_fast_div(p.pack > 0 ? p.pack : 1);
+    return d;
+}
+#endif
 
 template <class C>
 int launch(const Call& a, cudaStream_t stream) {
@@ -2118,6 +2030,9 @@ int launch(const Call& a, cudaStream_t stream) {
         pack_tma = true;
     }
     const long long ctas_launched = plan_grid<C>(p, a, sms, splits, grid, heads_grid);
+#if FAST_DIVMOD
+    p.divs = grid_divs(p, heads_grid);
+#endif
     if constexpr (PACK_GQA != 0) {
         if (p.pack > 1 && !pack_tma)
             attn_wgmma_kernel<Packed<C, false>><<<(unsigned)ctas_launched, C::THREADS, C::SMEM, stream>>>(
@@ -2176,9 +2091,42 @@ using Cfg64c = Cfg<64, D64_BN_CAUSAL>;
 using Cfg64w3 = Cfg<64, D64_WG3_BN, 3>;   // three consumers, causal and not
 using Cfg128 = Cfg<128, D128_BN>;
 using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
+#if D128_BN_SHORT
+using Cfg128m = Cfg<128, D128_BN_SHORT>;   // short non-causal keys (two Q buffers still fit beside its stages)
+#endif
 using Cfg256 = Cfg<256, D256_BN>;
 using Cfg64s = Cfg<64, 80>;     // at most 80 keys (cross-attention with 77): one block, little padding
 using Cfg128s = Cfg<128, 80>;
+
+// The configuration a call runs, by head_dim, key count, causality and (d64) the grid's waves: visit.run<C>() with
+// it. One home for the choice: attn_fwd launches through it, and scripts/grid_plan.py compiles it on the CPU.
+template <class Visit>
+int dispatch_cfg(const Call& a, int head_dim, const Visit& visit) {
+    switch (head_dim) {
+        case 64:
+            if (SHORT_KEYS && a.seqlen_k <= 80) return visit.template run<Cfg64s>();
+            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return visit.template run<Cfg64w3>();
+            return a.causal ? visit.template run<Cfg64c>() : visit.template run<Cfg64>();
+        case 128:
+            if (SHORT_KEYS && a.seqlen_k <= 80) return visit.template run<Cfg128s>();
+            // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
+            if (a.causal || a.seqlen_k <= D128_BN_SWITCH) {
+#if D128_BN_SHORT
+                if (!a.causal && pads_less(a.seqlen_k, D128_BN_SHORT, D128_BN_CAUSAL))
+                    return visit.template run<Cfg128m>();
+#endif
+                return visit.template run<Cfg128c>();
+            }
+            return visit.template run<Cfg128>();
+        default: return visit.template run<Cfg256>();
+    }
+}
+
+struct LaunchVisit {        // attn_fwd's visitor: launch the call with the configuration picked
+    const Call& a;
+    cudaStream_t stream;
+    template <class C> int run() const { return launch<C>(a, stream); }
+};
 
 }  // namespace
 
@@ -2199,19 +2147,7 @@ extern "C" int attn_fwd(const __nv_bfloat16* q, const __nv_bfloat16* k, const __
         return cudaGetLastError();
     }
     const Call a{q, k, v, o, lse, batch, heads_q, heads_kv, seqlen_q, seqlen_k, causal ? 1 : 0, softmax_scale};
-    switch (head_dim) {
-        case 64:
-            if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg64s>(a, stream);
-            if (D64_WGS == 3 || (D64_WGS == 0 && three_consumers_pay(a))) return launch<Cfg64w3>(a, stream);
-            return a.causal ? launch<Cfg64c>(a, stream) : launch<Cfg64>(a, stream);
-        case 128:
-            if (SHORT_KEYS && seqlen_k <= 80) return launch<Cfg128s>(a, stream);
-            // up to ~3k keys the 128-key blocks win (double-buffered Q fits beside them); past it 176
-            if (a.causal || seqlen_k <= D128_BN_SWITCH)
-                return launch<Cfg128c>(a, stream);
-            return launch<Cfg128>(a, stream);
-        default: return launch<Cfg256>(a, stream);
-    }
+    return dispatch_cfg(a, head_dim, LaunchVisit{a, stream});
 }
 
 #if WATCHDOG
