@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Session 29 (~4 min, either card), run 107: two single-knob A/Bs on full's 48 d64 and d256 shapes of A and B, v29
+# and a copy interleaved, 7 reps, each variant checked (seeds 0, no x16) before it is timed:
+# - FAST_DIVMOD=0: run 103 (with INF_GUARD=0) put FAST_DIVMOD at +3.4 % on d64 causal and short d64 but -4..-10 % on
+#   long non-causal d64 (A_d64_c0_s16k, B_h64x8_d64_c0_s32k; run 101's held A_d64_c0_s16k 4427 against v27's 4231
+#   us): ptxas schedules the d64 steady loop differently (584 instructions either way, 143 opcode positions moved).
+# - D256_BN=64: q037 (served after v28's evaluation) asks how time moves with the key tile alone; d256's 80 keys are
+#   where shared memory stops two K/V stages (FA3's tile too).
+# Prediction: FAST_DIVMOD=0 d64 c0 long +4-8 %, d64 short and causal -3-5 %, d256 +-0.5 %; D256_BN=64 -2-5 % on
+# d256 (more blocks, the same bytes a block per key).
+# Run as: CALL=scripts/calls/gpu_call_s29b.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab107"
+source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
+K=kernels/attn_fwd/ladder/04_pingpong.cu
+nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
+OUT="$OUT/ab107" timeout -k 10 420 python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/full.csv \
+  --only A_d64,A_d256,B_h64x8_d64,B_h16x8_d256 --kernels $K "$K:FAST_DIVMOD=0" "$K:D256_BN=64" "$K:MASK_PEEL=1" \
+  --anchors fa3 --reps 7 --seeds 0 --no-scaled > "$OUT/ab107/log.txt" 2>&1
+echo "rc $?"; tail -7 "$OUT/ab107/log.txt"
+python3 scripts/ab_ratio.py "$OUT/ab107/ladder_bench.json" --copies "04_pingpong[MASK_PEEL=1]" --moved 2 \
+  --verdict 0.5,3 | tee "$OUT/ab107/ratios.txt"
+echo "#### done $(date -u +%T)"
