@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Session 29 (~4 min, either card), run 107: two single-knob A/Bs on full's 48 d64 and d256 shapes of A and B, v29
 # and a copy interleaved, 7 reps, each variant checked (seeds 0, no x16) before it is timed:
-# - FAST_DIVMOD=0: run 103 (with INF_GUARD=0) put FAST_DIVMOD at +3.4 % on d64 causal and short d64 but -4..-10 % on
-#   long non-causal d64 (A_d64_c0_s16k, B_h64x8_d64_c0_s32k; run 101's held A_d64_c0_s16k 4427 against v27's 4231
-#   us): ptxas schedules the d64 steady loop differently (584 instructions either way, 143 opcode positions moved).
+# - FAST_DIVMOD=0: run 103 (on v28, INF_GUARD=0) put FAST_DIVMOD at +3.4 % on d64 causal and short d64 but -3..-10 %
+#   on long non-causal d64 (A_d64_c0_s16k, B_h64x8_d64_c0_s32k). On v28's source ptxas orders the 3-consumer d64
+#   steady loop (A_d64_c0_s16k's kernel) differently with and without it (141 opcode positions); on v29's source it
+#   is the same order either way (`sass_loop.py --all`), and run 104's INF_GUARD=1 took long d64 +4-7 % by itself.
 # - D256_BN=64: q037 (served after v28's evaluation) asks how time moves with the key tile alone; d256's 80 keys are
 #   where shared memory stops two K/V stages (FA3's tile too).
-# Prediction: FAST_DIVMOD=0 d64 c0 long +4-8 %, d64 short and causal -3-5 %, d256 +-0.5 %; D256_BN=64 -2-5 % on
-# d256 (more blocks, the same bytes a block per key).
+# Prediction: FAST_DIVMOD=0 on v29: long non-causal d64 within +-1 % (the same loop), short and causal d64 -3-8 %,
+# d256 +-0.5 %: FAST_DIVMOD stays. D256_BN=64 -2-5 % on d256 (more blocks, the same bytes a block per key).
 # Run as: CALL=scripts/calls/gpu_call_s29b.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab107"
