@@ -21,7 +21,7 @@
 //   consumer (mask_block, softmax_block, epilogue, consume) | kernel | combine | host (plan_grid, dispatch_cfg).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
-//   FINALIZE_UNDER_PV, FAST_FINALIZE, STSM_EPILOGUE, FAST_DIVMOD; grids PERSISTENT, CAUSAL_PAIRS,
+//   FINALIZE_UNDER_PV, FAST_FINALIZE, STSM_EPILOGUE, FAST_DIVMOD, DESC_ADD64; grids PERSISTENT, CAUSAL_PAIRS,
 //   PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL,
 //   PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics:
 //   TIMELINE, WATCHDOG.
@@ -120,6 +120,9 @@
 #ifndef STSM_EPILOGUE
 #define STSM_EPILOGUE 1     // @knob STSM_EPILOGUE 1 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
 #endif                      // instead of 32 st.shared.b32 (run 98)
+#ifndef DESC_ADD64
+#define DESC_ADD64 0        // @knob DESC_ADD64 0 {0,1}  a k-step's descriptor as one 64-bit add to the GEMM's (CUTLASS)
+#endif                      // instead of a 32-bit add to its low word: ptxas then keeps them uniform (d256 loop -10 %)
 #ifndef RESCALE_UNDER_EXP
 #define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
 #endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
@@ -982,6 +985,18 @@ __device__ __forceinline__ void sched_arrive(int wq) {
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 template <class C>
 __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
+#if DESC_ADD64
+    // the same descriptors (the low word never carries), but a 64-bit add keeps ptxas on the uniform datapath:
+    // the 32-bit form made it copy each low word to a vector register, add there and R2UR it back, three
+    // instructions a k-step in the d256 loop (488 against FA3's 455; 437 this way)
+    const uint64_t qd = desc_kmajor(sQw), kd = desc_kmajor(sKs);
+#pragma unroll
+    for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
+        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4,
+                       ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
+        wgmma_ss<C::BN>(sc, qd + qo, kd + ko, kk > 0);
+    }
+#else
     const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw),
                    klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
@@ -990,14 +1005,21 @@ __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, u
                        ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
         wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
     }
+#endif
 }
 template <class C>
 __device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs) {
     const uint64_t d0 = desc_mnmajor(sVs, C::BN * 128);
+#if DESC_ADD64
+#pragma unroll
+    for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
+        wgmma_rs<C::D>(o, pa[kk], d0 + kk * (2048 >> 4), 1);
+#else
     const uint32_t hi = (uint32_t)(d0 >> 32), lo = (uint32_t)d0;
 #pragma unroll
     for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
         wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
+#endif
 }
 
 // ---- consumer: mask
