@@ -99,8 +99,11 @@ def main():
     reference = "fa3" if "fa3" in anc else ks[0]["label"]
     log = tempfile.NamedTemporaryFile(suffix=".csv", delete=False).name
     sampler, field = start_sampler(log)
+    n_holds = len(scs) * args.rounds * (len(ks) + len(anc))
     print(f"# GPU {torch.cuda.get_device_name()}, power field {field}, {len(scs)} shapes, rest {args.rest} s, "
-          f"hold {args.hold} s, {args.rounds} rounds", flush=True)
+          f"hold {args.hold} s, {args.rounds} rounds: {n_holds} holds, about "
+          f"{n_holds * (args.rest + args.hold):.0f} s", flush=True)
+    t_start = time.time()
     holds, rows = [], []
     try:
         for sc in scs:
@@ -120,7 +123,9 @@ def main():
                     time.sleep(args.rest)
                     calls, secs, t0, t1 = hold(*graphs[name], args.hold)
                     holds.append((name, sc["name"], calls, secs, t0, t1))
-                    print(f"#  {sc['name']} {name}: {calls} calls in {secs:.2f} s", flush=True)
+                    left = (n_holds - len(holds)) * (time.time() - t_start) / len(holds)
+                    print(f"#  [{len(holds)}/{n_holds}] {sc['name']} {name}: {calls} calls in {secs:.2f} s; "
+                          f"~{left:.0f} s left", flush=True)
             del graphs, fns, q, kk, v
             torch.cuda.empty_cache()
     finally:
