@@ -13,6 +13,8 @@
 # Prediction: FAST_DIVMOD=0 on v29: long non-causal d64 within +-1 % (the same loop), short and causal d64 -3-8 %,
 # d256 +-0.5 %: FAST_DIVMOD stays. D256_BN=64 -2-5 % on d256 (more blocks, the same bytes a block per key).
 # DESC_ADD64=1 +0.5-2 % on d256, +0-0.5 % on d128 and d64 (runs 99/105: a few loop instructions moved d128 ~0).
+# The rule's winners (ab_ratio --verdict 0.5,3: one-knob variants only) go to .gpucache/run107_winners.txt for
+# scripts/calls/gpu_call_s29c.sh (v30) on the same warm machine.
 # Run as: CALL=scripts/calls/gpu_call_s29b.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab107"
@@ -25,5 +27,7 @@ OUT="$OUT/ab107" timeout -k 10 480 python3 scripts/ladder_bench.py --suite kerne
   --anchors fa3 --reps 7 --seeds 0 --no-scaled > "$OUT/ab107/log.txt" 2>&1
 echo "rc $?"; tail -7 "$OUT/ab107/log.txt"
 python3 scripts/ab_ratio.py "$OUT/ab107/ladder_bench.json" --copies "04_pingpong[MASK_PEEL=1]" --moved 2 \
-  --verdict 0.5,3 | tee "$OUT/ab107/ratios.txt"
+  --verdict 0.5,3 --winners "$OUT/ab107/winners.txt" | tee "$OUT/ab107/ratios.txt"
+mkdir -p .gpucache; cp "$OUT/ab107/winners.txt" .gpucache/run107_winners.txt 2>/dev/null   # for gpu_call_s29c.sh
+echo "winners: $(tr '\n' ' ' < "$OUT/ab107/winners.txt" 2>/dev/null)"
 echo "#### done $(date -u +%T)"
