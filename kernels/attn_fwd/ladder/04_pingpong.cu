@@ -64,6 +64,9 @@
 #ifndef D256_BN
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
+#ifndef D256_BN_SHORT
+#define D256_BN_SHORT 0     // @knob D256_BN_SHORT 0 {0,64}  d256: blocks of this many keys for causal calls of at most
+#endif                      // 1024 keys, and non-causal ones they pad >= 5 % less (run 107: s512 c1 +9 %, s1k c1 +4 %)
 #ifndef D256_O_IN_V
 #define D256_O_IN_V 1       // @knob D256_O_IN_V 1 {0,1}  d256: Q freed after the last S GEMM, O staged in a V stage
 #endif
@@ -1805,7 +1808,7 @@ int choose_splits(long long ctas, int max_blocks, int slots) {
 // so it is enough that its blocks end by the last split's start (tests/test_keyless_tiles.py: against every tile).
 // D128_BN_SHORT: whether blocks of `bn` keys pad seqlen_k at least 5 % less than blocks of `other` (every key block
 // of a non-causal tile costs its full width, the padded keys included: run 91's tensor cycles)
-#if D128_BN_SHORT
+#if D128_BN_SHORT || D256_BN_SHORT
 inline bool pads_less(int seqlen_k, int bn, int other) {
     const long long a = (long long)(seqlen_k + bn - 1) / bn * bn, b = (long long)(seqlen_k + other - 1) / other * other;
     return a * 100 <= b * 95;
@@ -2112,6 +2115,9 @@ using Cfg128c = Cfg<128, D128_BN_CAUSAL>;
 using Cfg128m = Cfg<128, D128_BN_SHORT>;   // short non-causal keys (two Q buffers still fit beside its stages)
 #endif
 using Cfg256 = Cfg<256, D256_BN>;
+#if D256_BN_SHORT
+using Cfg256m = Cfg<256, D256_BN_SHORT>;   // short keys: a narrower diagonal block, less padding
+#endif
 using Cfg64s = Cfg<64, 80>;     // at most 80 keys (cross-attention with 77): one block, little padding
 using Cfg128s = Cfg<128, 80>;
 
@@ -2135,7 +2141,13 @@ int dispatch_cfg(const Call& a, int head_dim, const Visit& visit) {
                 return visit.template run<Cfg128c>();
             }
             return visit.template run<Cfg128>();
-        default: return visit.template run<Cfg256>();
+        default:
+#if D256_BN_SHORT
+            // short causal rows: the 128-row diagonal spans less masked work in 64-key blocks (run 107)
+            if ((a.causal && a.seqlen_k <= 1024) || (!a.causal && pads_less(a.seqlen_k, D256_BN_SHORT, D256_BN)))
+                return visit.template run<Cfg256m>();
+#endif
+            return visit.template run<Cfg256>();
     }
 }
 
