@@ -24,7 +24,8 @@ for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.
   tag=$(basename $suite .csv); mkdir -p "$OUT/check108_$tag"
   OUT="$OUT/check108_$tag" timeout -k 10 120 python3 scripts/ladder_bench.py --suite $suite \
     --kernels "$K:D256_BN_SHORT=64" --anchors fa3 --no-time --seeds 0 1 > "$OUT/check108_$tag/log.txt" 2>&1
-  echo "check $tag rc $?: $(tail -1 "$OUT/check108_$tag/log.txt")"; grep -E "FAIL|rror" "$OUT/check108_$tag/log.txt" | head -5
+  echo "check $tag rc $?: $(tail -1 "$OUT/check108_$tag/log.txt")"
+  grep -E "FAIL|rror" "$OUT/check108_$tag/log.txt" | head -5
 done
 echo "#### run 97 from $(date -u +%T)"
 DEADLINE=$(( start + ${CALL_BUDGET_S:-560} )) RESTS="0 0.5 1.5" TAG=rest97 OUT="$OUT" bash scripts/gpu_rest_ab.sh
