@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 29 (~9 min, either card). Run 108: D256_BN_SHORT=64 (new; default 0 = v29's SASS): head_dim 256 takes
+# Session 29 (~9 min, either card). Run 109: D256_BN_SHORT=64 (new; default 0 = v29's SASS): head_dim 256 takes
 # 64-key blocks on causal calls of <= 1024 keys and on non-causal ones they pad >= 5 % less than 80 (run 107's
 # D256_BN=64 everywhere: A_d256_c1_s512 x1.093, s1k x1.040, B_h16x8_d256_c1_s1k x1.037, A_d256_c0_s512 x1.033, the
 # long rows -2-5 %). Timed on the 7 rows of full the rule moves and 2 it leaves (A_d256_c1_s2k, C_s1500_d256_c1),
@@ -9,23 +9,23 @@
 # Then run 97 (scripts/gpu_call_s26b.sh's rest A/B) in the time left (DEADLINE).
 # Run as: CALL=scripts/calls/gpu_call_s29d.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab108"; start=$(date +%s)
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab109"; start=$(date +%s)
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
 K=kernels/attn_fwd/ladder/04_pingpong.cu
 nvidia-smi --query-gpu=name,clocks.sm --format=csv | tee "$OUT/env.txt"
 ROWS=A_d256_c0_s512,A_d256_c1_s512,A_d256_c1_s1k,B_h16x8_d256_c1_s1k,C_s100_d256,C_s1000_d256_c1,A_d256_c1_s2k
-OUT="$OUT/ab108" timeout -k 10 200 python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/full.csv \
+OUT="$OUT/ab109" timeout -k 10 200 python3 scripts/ladder_bench.py --suite kernels/attn_fwd/suites/full.csv \
   --only $ROWS,C_s1500_d256_c1 --kernels $K "$K:D256_BN_SHORT=64" "$K:MASK_PEEL=1" \
-  --anchors fa3 --reps 9 --seeds 0 > "$OUT/ab108/log.txt" 2>&1
-echo "rc $?"; tail -4 "$OUT/ab108/log.txt"
-python3 scripts/ab_ratio.py "$OUT/ab108/ladder_bench.json" --copies "04_pingpong[MASK_PEEL=1]" --moved 2 \
-  | tee "$OUT/ab108/ratios.txt"
+  --anchors fa3 --reps 9 --seeds 0 > "$OUT/ab109/log.txt" 2>&1
+echo "rc $?"; tail -4 "$OUT/ab109/log.txt"
+python3 scripts/ab_ratio.py "$OUT/ab109/ladder_bench.json" --copies "04_pingpong[MASK_PEEL=1]" --moved 2 \
+  | tee "$OUT/ab109/ratios.txt"
 for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.csv tests/fixtures/bn112_shapes.csv; do
-  tag=$(basename $suite .csv); mkdir -p "$OUT/check108_$tag"
-  OUT="$OUT/check108_$tag" timeout -k 10 120 python3 scripts/ladder_bench.py --suite $suite \
-    --kernels "$K:D256_BN_SHORT=64" --anchors "" --no-time --seeds 0 1 > "$OUT/check108_$tag/log.txt" 2>&1
-  echo "check $tag rc $?: $(grep -cE '^[A-Z]_' "$OUT/check108_$tag/log.txt") rows, a failing row says FAIL:"
-  grep -E "FAIL|rror" "$OUT/check108_$tag/log.txt" | head -5
+  tag=$(basename $suite .csv); mkdir -p "$OUT/check109_$tag"
+  OUT="$OUT/check109_$tag" timeout -k 10 120 python3 scripts/ladder_bench.py --suite $suite \
+    --kernels "$K:D256_BN_SHORT=64" --anchors "" --no-time --seeds 0 1 > "$OUT/check109_$tag/log.txt" 2>&1
+  echo "check $tag rc $?: $(grep -cE '^[A-Z]_' "$OUT/check109_$tag/log.txt") rows, a failing row says FAIL:"
+  grep -E "FAIL|rror" "$OUT/check109_$tag/log.txt" | head -5
 done
 echo "#### run 97 from $(date -u +%T)"
 DEADLINE=$(( start + ${CALL_BUDGET_S:-560} )) RESTS="0 0.5 1.5" TAG=rest97 OUT="$OUT" bash scripts/gpu_rest_ab.sh
