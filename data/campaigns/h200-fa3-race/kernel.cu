@@ -14,21 +14,21 @@
 // - descriptors as a base plus constant offsets, warp-uniform indices through shfl (uniform registers);
 //   only consumer 0 polls the K/V barriers (FA3's single poller), the others follow its pingpong turn.
 // Figure (device time, `workbench check <this> --suite full`, docs/kernel_ladder.md): v21 1.0456x FA3 on the H200
-// (run 47); v26 1.040 on an H100 (run 88; campaign 1.0439); v27 = D128_BN_SHORT 112 (run 93: +2-8 % on its 3 shapes).
+// (run 47); v28 1.060 on an H100 (run 102; campaign 1.0622); v29 = v28 with the -inf test in every block again.
 // Contract: kernels/attn_fwd/README.md (head_dim 64/128/256, any lengths >= 0, GQA, causal bottom-right). Build:
 // -gencode=arch=compute_90a,code=sm_90a; links only cudart (cuTensorMapEncodeTiled via the driver entry point).
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume) | kernel | combine | host (plan_grid, dispatch_cfg).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
 //   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
-//   FINALIZE_UNDER_PV, FAST_FINALIZE, INF_GUARD, STSM_EPILOGUE, FAST_DIVMOD; grids PERSISTENT, CAUSAL_PAIRS,
+//   FINALIZE_UNDER_PV, FAST_FINALIZE, STSM_EPILOGUE, FAST_DIVMOD, DESC_ADD64; grids PERSISTENT, CAUSAL_PAIRS,
 //   PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL,
 //   PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics:
 //   TIMELINE, WATCHDOG.
 // Refuted, deleted (run; code at): CLUSTER 2 (19; 1f6267b), O_DIRECT (42), MAX_TREE (48; 026c25a), the d128 rescale
 //   before PV (45; 8d6e0cf), CAUSAL_ORDER 4, CAUSAL_LPT_WALK 2 (49-52; f834456), D128_O_IN_V, KV_HINT, DYN_ONE (63-67;
 //   282a7c8), GQA_PAIR_BLOCKS, D128_BN_PAD, LONG_CHUNK_MB, DYN_MIN_ROUNDS (77-82; a9a36be), NARROW_TOP (90; 6d98db8),
-//   SLOT_WALK (92; 019a4e1).
+//   SLOT_WALK (92; 019a4e1), INF_GUARD 0 (103-105; ffc6df0).
 #include <cuda.h>            // CUtensorMap and its enums (types only; no -lcuda)
 #include <cudaTypedefs.h>    // PFN_cuTensorMapEncodeTiled_v12000
 #include <cuda_runtime.h>
@@ -111,9 +111,6 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 1         // @knob MASK_PEEL 1 {0,1}  the masked key blocks in a loop of their own
 #endif
-#ifndef INF_GUARD
-#define INF_GUARD 0         // @knob INF_GUARD 0 {0,1}  the softmax's "no visible key yet" test in every block (0: only
-#endif                      // in blocks that may be masked, FA3's Check_inf rule; run 98: 4 FSETP a warp and block)
 #ifndef FAST_FINALIZE
 #define FAST_FINALIZE 1     // @knob FAST_FINALIZE 1 {0,1}  a row's 1/l and log(l) by rcp/lg2.approx (FA3's fast math)
 #endif                      // instead of IEEE 1/x and logf: ~80 instructions a thread and tile (run 98's SASS)
@@ -123,6 +120,9 @@
 #ifndef STSM_EPILOGUE
 #define STSM_EPILOGUE 1     // @knob STSM_EPILOGUE 1 {0,1}  O staged by stmatrix.x4 (8 a thread at d128, FA3's)
 #endif                      // instead of 32 st.shared.b32 (run 98)
+#ifndef DESC_ADD64
+#define DESC_ADD64 0        // @knob DESC_ADD64 0 {0,1}  a k-step's descriptor as one 64-bit add to the GEMM's (CUTLASS)
+#endif                      // instead of a 32-bit add to its low word: ptxas then keeps them uniform (d256 loop -10 %)
 #ifndef RESCALE_UNDER_EXP
 #define RESCALE_UNDER_EXP 1 // @knob RESCALE_UNDER_EXP 1 {0,1}  d128: the PV wait after row 0's exponentials, O's
 #endif                      // rescale among row 1's (FA3's SASS order; 0: a block of FMULs after every exponential)
@@ -985,6 +985,18 @@ __device__ __forceinline__ void sched_arrive(int wq) {
 __device__ __forceinline__ uint64_t desc_join(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 template <class C>
 __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, uint32_t sKs) {
+#if DESC_ADD64
+    // the same descriptors (the low word never carries), but a 64-bit add keeps ptxas on the uniform datapath:
+    // the 32-bit form made it copy each low word to a vector register, add there and R2UR it back, three
+    // instructions a k-step in the d256 loop (488 against FA3's 455; 437 this way)
+    const uint64_t qd = desc_kmajor(sQw), kd = desc_kmajor(sKs);
+#pragma unroll
+    for (int kk = 0; kk < C::D / 16; ++kk) {   // k-step kk is +32 B inside a 128-byte chunk
+        const uint32_t qo = ((kk >> 2) * (64 * 128) + (kk & 3) * 32) >> 4,
+                       ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
+        wgmma_ss<C::BN>(sc, qd + qo, kd + ko, kk > 0);
+    }
+#else
     const uint32_t hi = (uint32_t)(desc_kmajor(0) >> 32), qlo = (uint32_t)desc_kmajor(sQw),
                    klo = (uint32_t)desc_kmajor(sKs);
 #pragma unroll
@@ -993,14 +1005,21 @@ __device__ __forceinline__ void issue_qk(float (&sc)[C::BN / 2], uint32_t sQw, u
                        ko = ((kk >> 2) * (C::BN * 128) + (kk & 3) * 32) >> 4;
         wgmma_ss<C::BN>(sc, desc_join(qlo + qo, hi), desc_join(klo + ko, hi), kk > 0);
     }
+#endif
 }
 template <class C>
 __device__ __forceinline__ void issue_pv(float (&o)[C::D / 2], const uint32_t (&pa)[C::BN / 16][4], uint32_t sVs) {
     const uint64_t d0 = desc_mnmajor(sVs, C::BN * 128);
+#if DESC_ADD64
+#pragma unroll
+    for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
+        wgmma_rs<C::D>(o, pa[kk], d0 + kk * (2048 >> 4), 1);
+#else
     const uint32_t hi = (uint32_t)(d0 >> 32), lo = (uint32_t)d0;
 #pragma unroll
     for (int kk = 0; kk < C::BN / 16; ++kk)   // 16 keys = 2048 B of the MN-major V stage per k-step
         wgmma_rs<C::D>(o, pa[kk], desc_join(lo + kk * (2048 >> 4), hi), 1);
+#endif
 }
 
 // ---- consumer: mask
@@ -1057,7 +1076,7 @@ __device__ __forceinline__ float thread_row_max(const float (&sc)[C::BN / 2], co
 
 // Online softmax of one block on the accumulators (a row lives in the 4 lanes of a quad): new running
 // max, alpha = exp2(old max - new max), and p = exp2(s * scale - max) in place of the scores.
-template <class C, bool kGuard = true>
+template <class C>
 __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)[2], float (&l)[2], float (&alpha)[2],
                                               float scale_log2) {
 #pragma unroll
@@ -1067,7 +1086,7 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         // pre-scaled running max: an unchanged max gives alpha == 1 exactly (see 02's header)
         const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
-        const float ms = (kGuard && m_new == -INFINITY) ? 0.f : m_new;   // a row with no visible key yet: p = 0
+        const float ms = m_new == -INFINITY ? 0.f : m_new;   // a row with no visible key yet: p = 0
         alpha[hf] = ex2(m[hf] - ms);
         m[hf] = m_new;
         float rs = 0.f;
@@ -1083,14 +1102,14 @@ __device__ __forceinline__ void softmax_block(float (&sc)[C::BN / 2], float (&m)
 
 // softmax_block in parts (RESCALE_UNDER_EXP): row hf's new max and alpha (returns the max the exponentials
 // subtract), then its exponentials and row sum
-template <class C, bool kGuard = true>
+template <class C>
 __device__ __forceinline__ float row_max(const float (&sc)[C::BN / 2], const int hf, float (&m)[2], float (&alpha)[2],
                                          float scale_log2) {
     float mx = thread_row_max<C>(sc, hf);
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[hf], __fmul_rn(mx, scale_log2));
-    const float ms = (kGuard && m_new == -INFINITY) ? 0.f : m_new;
+    const float ms = m_new == -INFINITY ? 0.f : m_new;
     alpha[hf] = ex2(m[hf] - ms);
     m[hf] = m_new;
     return ms;
@@ -1406,8 +1425,6 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
         // one key block: S_i with PV_{i-1}; kMask: the block may need mask_block (its own loop under MASK_PEEL)
         auto block = [&](const int i, auto mask_tag) {
             constexpr bool kMask = decltype(mask_tag)::value;
-            // an unmasked block shows every key to every row of the warpgroup: each row's max is finite after it
-            constexpr bool kGuard = kMask || INF_GUARD;
             const int n = range.y - 1 - i;
             const int s = stage_of<C>(it + i), sv = stage_of<C>(it + i - 1);
             float sc[BN / 2];
@@ -1436,8 +1453,8 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 // after row 0's and rescales among row 1's exponentials, in their MUFU shadow. A never-taken
                 // branch after the wait ends the basic block, so ptxas cannot sink the wait below row 1 (a vote,
                 // so the branch stays warp-uniform: a per-thread one put the descriptors back in vector registers)
-                const float ms0 = row_max<C, kGuard>(sc, 0, m, alpha, p.scale_log2);
-                const float ms1 = row_max<C, kGuard>(sc, 1, m, alpha, p.scale_log2);
+                const float ms0 = row_max<C>(sc, 0, m, alpha, p.scale_log2);
+                const float ms1 = row_max<C>(sc, 1, m, alpha, p.scale_log2);
                 row_exp<C>(sc, 0, ms0, l, alpha, p.scale_log2);
                 wgmma_wait<0>();
                 fence_regs(o);
@@ -1448,7 +1465,7 @@ __device__ __forceinline__ void consume(const Params& p, const CUtensorMap* tm_o
                 pack_p<C>(sc, pa);
                 return;
             }
-            softmax_block<C, kGuard>(sc, m, l, alpha, p.scale_log2);
+            softmax_block<C>(sc, m, l, alpha, p.scale_log2);
             wgmma_wait<0>();                     // PV_{i-1} is done: its P registers and O are free
             fence_regs(o);
             if (lane == 0) mbar_arrive(bar.v_empty(sv));
