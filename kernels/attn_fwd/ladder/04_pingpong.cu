@@ -20,7 +20,7 @@
 // Sections: setup (knobs, Cfg, PTX wrappers, watchdog) | tile maths (tile_of, key_blocks, Bars) | producer |
 //   consumer (mask_block, softmax_block, epilogue, consume) | kernel | combine | host (plan_grid, dispatch_cfg).
 // Knobs (@knob lines; ladder_bench's path.cu:NAME=VALUE): tile widths D64_BN, D64_BN_CAUSAL, D64_WG3_BN, D128_BN,
-//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
+//   D128_BN_CAUSAL, D128_BN_SWITCH, D128_BN_SHORT, D256_BN, D256_BN_SHORT; D64_WGS; D256_O_IN_V; RESCALE_UNDER_EXP,
 //   FINALIZE_UNDER_PV, FAST_FINALIZE, STSM_EPILOGUE, FAST_DIVMOD, DESC_ADD64; grids PERSISTENT, CAUSAL_PAIRS,
 //   PAIRS_MIN_TILES, CAUSAL_ORDER, CAUSAL_PERSIST, CAUSAL_LPT_WALK, DYN_CHUNKS, DYN_LONG, DYN_PAIRS, PAIR_TAIL,
 //   PAIR_TAIL_ROUNDS, EMPTY_SOLO; MASK_PEEL, PACK_GQA, SHORT_KEYS, SPLIT_KV, SPLIT_WAVES, MAX_SPLITS. Diagnostics:
