@@ -17,7 +17,7 @@ for w in $winners; do   # the knob's #define and its @knob default, in the knobs
   grep -q "^#define $name $value " $K || { echo "could not set $name=$value in $K" >&2; exit 2; }
 done
 cp $K "$OUT/04_pingpong_v30.cu"; echo "#### v30 = v29 + $winners"
-VERSION=v30 NOTE="v30: $winners as defaults (run 107's one-knob A/B on 72 shapes)" \
+VERSION=v30 NOTE="v30: $winners as defaults (runs 107 and 109: one-knob A/Bs)" \
   FIXTURE="kernels/attn_fwd/suites/gqa_short.csv tests/fixtures/bn112_shapes.csv" OUT="$OUT" \
   bash scripts/gpu_call_accept.sh
 echo "#### done $(date -u +%T)"

@@ -6,8 +6,9 @@
 # a copy, 9 reps; checked first (seed 0, x16); then checked on edge, gqa_short and the 112-key fixture (seeds 0, 1).
 # Prediction: A_d256_c1_s512 +7-9 %, A/B s1k c1 +3-4 %, A_d256_c0_s512 +2-3 %, C_s100_d256 +5-15 % (128 key
 # columns against 160), C_s1000_d256_c1 +3 %; the two controls within the copy's spread; all correct.
-# A win: WINNERS="D256_BN_SHORT=64" CALL=scripts/calls/gpu_call_s29c.sh (v30) on the same warm machine.
-# Run as: CALL=scripts/calls/gpu_call_s29d.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
+# A win (the rule of run 107) with THEN_V30=1: v30 = v29 + the knob through scripts/calls/gpu_call_s29c.sh at once
+# (~6 min more; its acceptance step checks edge, gqa_short and the fixture); otherwise the checks here.
+# Run as: THEN_V30=1 CALL=scripts/calls/gpu_call_s29d.sh bash scripts/gpu_run.sh call   (carry .whl/fa3)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/ab109"
 source scripts/gpu_wheels.sh || exit 2; export PYTHONUNBUFFERED=1
@@ -19,7 +20,11 @@ OUT="$OUT/ab109" timeout -k 10 200 python3 scripts/ladder_bench.py --suite kerne
   --anchors fa3 --reps 9 --seeds 0 > "$OUT/ab109/log.txt" 2>&1
 echo "rc $?"; tail -4 "$OUT/ab109/log.txt"
 python3 scripts/ab_ratio.py "$OUT/ab109/ladder_bench.json" --copies "04_pingpong[MASK_PEEL=1]" --moved 2 \
-  | tee "$OUT/ab109/ratios.txt"
+  --verdict 0.5,3 --winners "$OUT/ab109/winners.txt" | tee "$OUT/ab109/ratios.txt"
+winners=$(tr '\n' ' ' < "$OUT/ab109/winners.txt" 2>/dev/null); echo "winners: $winners"
+if [ -n "${winners// }" ] && [ "${THEN_V30:-0}" = 1 ]; then   # v30 is checked on the same suites in gpu_call_accept
+  WINNERS="$winners" OUT="$OUT" bash scripts/calls/gpu_call_s29c.sh; exit $?
+fi
 for suite in kernels/attn_fwd/suites/edge.csv kernels/attn_fwd/suites/gqa_short.csv tests/fixtures/bn112_shapes.csv; do
   tag=$(basename $suite .csv); mkdir -p "$OUT/check109_$tag"
   OUT="$OUT/check109_$tag" timeout -k 10 120 python3 scripts/ladder_bench.py --suite $suite \
