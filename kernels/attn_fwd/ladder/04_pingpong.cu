@@ -65,8 +65,8 @@
 #define D256_BN 80          // @knob D256_BN 80 {64,80}            head_dim 256 (shared memory bound)
 #endif
 #ifndef D256_BN_SHORT
-#define D256_BN_SHORT 0     // @knob D256_BN_SHORT 0 {0,64}  d256: blocks of this many keys for causal calls of at most
-#endif                      // 1024 keys, and non-causal ones they pad >= 5 % less (run 107: s512 c1 +9 %, s1k c1 +4 %)
+#define D256_BN_SHORT 0     // @knob D256_BN_SHORT 0 {0,64}  d256: blocks of this many keys on causal calls of <=
+#endif                      // 1024 keys and non-causal ones they pad >= 5 % less (run 107: s512 c1 +9 %, s1k c1 +4 %)
 #ifndef D256_O_IN_V
 #define D256_O_IN_V 1       // @knob D256_O_IN_V 1 {0,1}  d256: Q freed after the last S GEMM, O staged in a V stage
 #endif
