@@ -67,8 +67,8 @@ void plan_case(int batch, int hq, int hkv, int sq, int sk, int causal) {
 #if PAIR_TAIL
     tail = p.tail_heads;
 #endif
-    printf("%d %d %d %d %d %lld %lld\\n", p.pairs, p.pair_units, p.lpt_units, p.lpt_walk, tail, launched,
-           ctas * splits);
+    printf("%d %d %d %d %d %lld %lld %d %d\\n", p.pairs, p.pair_units, p.lpt_units, p.lpt_walk, tail, launched,
+           ctas * splits, C::BM, C::BN);
 }
 struct PlanVisit {          // grid_plan's visitor: plan the case with the configuration the rung picks
     int b, hq, hkv, sq, sk, c;
@@ -147,8 +147,9 @@ def plans(work: Path, cases: list[tuple], defines: tuple = ()) -> list[tuple]:
 
 
 def walk(row: tuple) -> str:
-    """The walk a plan row names: pairs, pair_units, lpt_units, lpt_walk, tail_heads, CTAs, tiles."""
-    pairs, pair_units, _, lpt_walk, tail, ctas, tiles = row
+    """The walk a plan row names: pairs, pair_units, lpt_units, lpt_walk, tail_heads, CTAs, tiles (then the tile's
+    query rows and keys, `tile(row)`)."""
+    pairs, pair_units, _, lpt_walk, tail, ctas, tiles = row[:7]
     if lpt_walk == 2:
         return "pair_tail" if tail > 0 else "counter"
     if lpt_walk == 1:
@@ -160,6 +161,11 @@ def walk(row: tuple) -> str:
     return "persistent" if ctas < tiles else "cta_per_tile"
 
 
+
+
+def tile(row: tuple) -> str:
+    """The tile of the configuration dispatch_cfg picked, query rows x keys per block (e.g. 128x80)."""
+    return f"{row[7]}x{row[8]}"
 
 
 def main(argv=None) -> int:
@@ -207,7 +213,7 @@ def main(argv=None) -> int:
             return 1
     for r, p in zip(rows, planned):
         extra = f"  x FA3 {ratios[r['name']]:.3f}" if r["name"] in ratios else ""
-        print(f"{r['name']:34s} {walk(p):16s} CTAs {p[5]:6d}  LPT chunk {p[2]:4d}{extra}")
+        print(f"{r['name']:34s} {walk(p):16s} tile {tile(p):7s} CTAs {p[5]:6d}  LPT chunk {p[2]:4d}{extra}")
     return 0
 
 

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from grid_plan import main, plans, walk  # noqa: E402
+from grid_plan import main, plans, tile, walk  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (host build of the launch rules)")
 
@@ -59,6 +59,22 @@ def test_without_pair_tail_the_gqa_and_group_one_grids_fall_back(tmp_path):
     picked = [c for c in CASES if c[0] in ("B_h32x8_d128_c1_s2k", "A_d128_c1_s1k", "B_h16x8_d256_c1_s8k")]
     rows = plans(tmp_path, [shape for _, shape, _, _ in picked], ("-DPAIR_TAIL=0",))
     assert [walk(r) for r in rows] == ["static_walk", "persistent_pairs", "pairs_per_cta"]
+
+
+def test_d256_short_key_tiles_go_only_where_run_107_measured_a_gain(tmp_path):
+    # D256_BN_SHORT=64: 64-key blocks on causal d256 calls of <= 1024 keys (run 107: s512 +9 %, s1k +4 %, s2k +-1 %)
+    # and on non-causal ones where 64 pads >= 5 % less than 80 (512 keys: 512 against 560; 1000: 1024 against 1040)
+    shapes = {"A_d256_c1_s512": (256, 32, 8, 8, 512, 512, 1), "A_d256_c1_s1k": (256, 16, 8, 8, 1024, 1024, 1),
+              "A_d256_c1_s2k": (256, 8, 8, 8, 2048, 2048, 1), "A_d256_c0_s512": (256, 32, 8, 8, 512, 512, 0),
+              "C_s1000_d256_c0": (256, 2, 16, 16, 1000, 1000, 0), "q128_k4k_c1": (256, 1, 16, 8, 128, 4096, 1),
+              "k1025_c1": (256, 1, 16, 8, 1025, 1025, 1), "A_d128_c1_s512": (128, 32, 16, 16, 512, 512, 1)}
+    want = {"A_d256_c1_s512": "128x64", "A_d256_c1_s1k": "128x64", "A_d256_c1_s2k": "128x80",
+            "A_d256_c0_s512": "128x64", "C_s1000_d256_c0": "128x80", "q128_k4k_c1": "128x80", "k1025_c1": "128x80",
+            "A_d128_c1_s512": "128x128"}
+    rows = plans(tmp_path, list(shapes.values()), ("-DD256_BN_SHORT=64",))
+    assert {name: tile(r) for name, r in zip(shapes, rows)} == want
+    default = plans(tmp_path, list(shapes.values()))   # the knob off: every d256 call in 80-key blocks
+    assert {tile(r) for name, r in zip(shapes, default) if shapes[name][0] == 256} == {"128x80"}
 
 
 def test_the_cli_prints_each_shapes_walk_and_refuses_bad_input(capsys):
