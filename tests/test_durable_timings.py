@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,47 @@ def test_the_staged_merge_takes_complete_valid_lines_of_this_runs_keys_only(tmp_
         handle.write(line[20:])
     assert merger.merge() == 1 and set(cache_file.read_entries(cache)) == {"fa3|v|k1|env", "original|s|k1|env"}
     assert merger.merge() == 0                                                   # nothing new: nothing taken
+
+
+def test_two_checks_of_one_process_merge_the_same_tensor_at_once(tmp_path, monkeypatch):
+    # A LocalPool runs two checks as threads of one process over one cache: both may merge the same staged tensor
+    # (the CI failure of 2026-12-07: one pid-named .tmp, renamed away by the other thread before the first's rename)
+    name = "d" * 32 + ".pt"
+    mergers = []
+    for i in range(2):
+        staged = tmp_path / f"staged{i}"
+        (staged / "tensors").mkdir(parents=True)
+        (staged / "tensors" / name).write_bytes(b"tensor bytes")
+        mergers.append(StagedMerger(staged, tmp_path / "cache"))
+    first_written, second_done = threading.Event(), threading.Event()
+    real_replace, errors = os.replace, []
+
+    def replace(src, dst):          # the first thread's rename waits until the second thread has written and renamed
+        if threading.current_thread().name == "first":
+            first_written.set()
+            second_done.wait(10)
+        real_replace(src, dst)
+
+    def run(merger, wait_for):
+        try:
+            if wait_for is not None:
+                wait_for.wait(10)
+            merger.merge()
+        except Exception as e:      # noqa: BLE001 - the race's error is the test's finding
+            errors.append(e)
+        finally:
+            if wait_for is not None:
+                second_done.set()
+
+    monkeypatch.setattr(os, "replace", replace)
+    threads = [threading.Thread(target=run, args=(mergers[0], None), name="first"),
+               threading.Thread(target=run, args=(mergers[1], first_written), name="second")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert errors == [] and (tmp_path / "cache" / "tensors" / name).read_bytes() == b"tensor bytes"
+    assert [p.name for p in (tmp_path / "cache" / "tensors").iterdir()] == [name]   # no .tmp left behind
 
 
 def test_the_parent_accepts_the_baseline_and_loaded_anchors_for_this_gpu_only(tmp_path):
