@@ -209,7 +209,7 @@ class TraceWriter:
             if len(parts) <= 1:
                 continue
             last = max(i for i, _ in _indexed(directory, PART))
-            merged = pa.concat_tables([pq.read_table(p, schema=TABLES[table]) for p in parts])
+            merged = pa.concat_tables([pq.read_table(p, schema=TABLES[table], use_threads=False) for p in parts])
             write_parquet_durable(merged, directory / f"merged-{last:05d}.parquet")
             crash_point("compact.merged_written")
             finish_compaction(directory)
@@ -221,7 +221,9 @@ def read_table(root: str | Path, table: str, session_id: str | None = None):
     schema = TABLES[table]
     if not parts:
         return schema.empty_table().to_pandas()
-    frames = [pq.read_table(p, schema=schema) for p in parts]
+    # in the calling thread: small parts, and no wait on pyarrow's shared pool (2 threads on a 2-core machine), which
+    # another thread's stuck read would starve (CI, 2026-12-07: a watcher hung in Dataset.to_table)
+    frames = [pq.read_table(p, schema=schema, use_threads=False) for p in parts]
     return pa.concat_tables(frames).to_pandas()
 
 
@@ -234,7 +236,7 @@ def trim_parts(root: str | Path, table: str, session_id: str, column: str, commi
     finish_compaction(directory)
     dropped = 0
     for part in live_parts(directory):
-        data = pq.read_table(part, schema=schema)
+        data = pq.read_table(part, schema=schema, use_threads=False)
         values = data.column(column).to_pylist()
         keep = [i for i, v in enumerate(values) if (v is None and keep_null) or (v is not None and v <= committed)]
         if len(keep) == len(values):

@@ -250,13 +250,16 @@ def watch_demo(root: str | Path, pace_s: float = 1.0, poll_s: float = 0.25):
     service.ws.write_config(service.ws.read_config() | {"evaluator": "standin"})
 
     def agent():
-        with service.session("demo"):
-            for path, step in DEMO_STEPS:
-                time.sleep(pace_s)
-                if "edit" in step:
-                    old, new = step["edit"]
-                    service.ws.kernel_path.write_text(service.ws.kernel_path.read_text().replace(old, new))
-                service.check(path, notes=step.get("notes", ""), claim=step.get("claim", ""))
+        try:
+            with service.session("demo"):
+                for path, step in DEMO_STEPS:
+                    time.sleep(pace_s)
+                    if "edit" in step:
+                        old, new = step["edit"]
+                        service.ws.kernel_path.write_text(service.ws.kernel_path.read_text().replace(old, new))
+                    service.check(path, notes=step.get("notes", ""), claim=step.get("claim", ""))
+        except Exception:               # a thread's error is otherwise silent: the widgets would just wait
+            log.exception("watch demo: the scripted agent stopped")
     threading.Thread(target=agent, name="watch-demo-agent", daemon=True).start()
     app, _ = watch(service.ws.root, poll_s=poll_s)
     return app, (f"watching {service.ws.campaign_id}, a demo campaign (CPU stand-in timings, not measurements) that "
