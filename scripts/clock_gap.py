@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections import defaultdict
+from pathlib import Path
 
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from workbench.harness.scenarios import geomean  # noqa: E402
 
 
 def gap_rows(doc: dict, anchor: str = "fa3") -> list[dict]:

@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional
@@ -103,6 +104,12 @@ def append_entries(directory: Path, entries: dict) -> int:
         return append_lines(Path(directory) / JOURNAL, entries.items())
 
 
+def tmp_path(path: Path) -> Path:
+    """Where to write `path` before renaming it into place: a name of this process and thread, since the checks of
+    a LocalPool are threads of one process sharing a cache (one pid-named .tmp let one rename another's away)."""
+    return path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+
+
 def compact(directory: Path) -> None:
     """Fold the journal into the snapshot (atomically replaced) and empty the journal, under the lock."""
     directory = Path(directory)
@@ -110,7 +117,7 @@ def compact(directory: Path) -> None:
         return
     with locked(directory):
         entries = read_entries(directory)
-        tmp = directory / f"{SNAPSHOT}.{os.getpid()}.tmp"
+        tmp = tmp_path(directory / SNAPSHOT)
         tmp.write_text(json.dumps(entries))
         os.replace(tmp, directory / SNAPSHOT)
         os.unlink(directory / JOURNAL)

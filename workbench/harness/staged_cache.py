@@ -18,7 +18,6 @@ import math
 import os
 import re
 import stat
-import threading
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -74,8 +73,7 @@ class StagedMerger:
                 continue
             target = self.cache_dir / "tensors" / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            # one name per thread: two checks of one process (a LocalPool's slots) may merge the same tensor
-            tmp = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp = cache_file.tmp_path(target)
             tmp.write_bytes(blob)
             os.replace(tmp, target)
             self.tensors[name] = (st.st_size, st.st_mtime_ns)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -130,7 +129,7 @@ class TimingCache:
     def save_tensor(self, key: str, value) -> None:
         path = self._tensor_path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")   # per thread: pool slots share a cache
+        tmp = cache_file.tmp_path(path)
         torch.save(value, tmp)
         os.replace(tmp, path)       # whole or absent under its name: a kill mid-write leaves only the .tmp
         if self.stage_dir is not None:
